@@ -1,0 +1,109 @@
+import Foundation
+
+/// The errors the coordinator throws for bad registrations, invalid graphs and stores it cannot
+/// migrate. Each message names the manager, the migration and the store involved, and what to do.
+///
+/// ```swift
+/// do {
+///     let plan = try coordinator.plan()
+/// } catch let error as MigrationError {
+///     print(error) // e.g. "Migrations form a cycle: a@1.1 → b@2 → a@1.1. …"
+/// }
+/// ```
+public enum MigrationError: Error, Sendable, Hashable, CustomStringConvertible, LocalizedError {
+    /// Two managers were given the same name.
+    case duplicateManager(name: String)
+    /// One manager registered the same version twice (`1.0` and `1.0.0` are the same version).
+    case duplicateMigration(manager: String, version: Version)
+    /// A dependency names a manager the coordinator does not have.
+    case unknownManager(dependency: MigrationReference, of: MigrationReference)
+    /// A dependency names a version its manager never registered.
+    case unknownMigration(dependency: MigrationReference, of: MigrationReference)
+    /// A migration that can run at this app version depends on one that cannot.
+    case dependencyAhead(dependency: MigrationReference, of: MigrationReference, appVersion: Version)
+    /// Dependencies form a cycle; the steps are listed in run order, starting and ending with the
+    /// smallest (by manager name, then version).
+    case cycle([MigrationReference])
+    /// The app version carries a sub-migration number.
+    case invalidAppVersion(Version)
+    /// A store's level for a manager is past the app version: a newer app wrote it.
+    case storeIsNewer(manager: String, store: String, level: Version, appVersion: Version)
+    /// The ``NewerStorePolicy/reset`` policy was chosen for a store that is not rebuildable.
+    case resetNotSupported(manager: String, store: String)
+    /// A store's levels could not be read.
+    case unreadableState(manager: String, store: String, reason: String)
+    /// A first-launch `decide` closure threw.
+    case firstLaunchDecisionFailed(manager: String, store: String, reason: String)
+
+    public var description: String {
+        switch self {
+        case let .duplicateManager(name):
+            return "A manager named \"\(name)\" already exists. Give each manager a unique name: "
+                + "levels are recorded under it."
+        case let .duplicateMigration(manager, version):
+            return "Manager \"\(manager)\" registers migration \(version) twice (versions that "
+                + "differ only by trailing zeros are the same). Merge the two bodies or give one "
+                + "another version."
+        case let .unknownManager(dependency, dependent):
+            return "Migration \(dependent) depends on \(dependency), but there is no manager named "
+                + "\"\(dependency.manager)\". Create that manager before planning, or fix the name."
+        case let .unknownMigration(dependency, dependent):
+            return "Migration \(dependent) depends on \(dependency), but manager "
+                + "\"\(dependency.manager)\" registers no migration \(dependency.version). Register "
+                + "it, or depend on a version that exists."
+        case let .dependencyAhead(dependency, dependent, appVersion):
+            return "Migration \(dependent) depends on \(dependency), which is ahead of app version "
+                + "\(appVersion) and so never runs in this version. Depend on a migration at or "
+                + "below \(appVersion), or move \(dependent) past it."
+        case let .cycle(steps):
+            return "Migrations form a cycle: \(steps.map(\.description).joined(separator: " → ")). "
+                + "Remove one of these dependencies."
+        case let .invalidAppVersion(version):
+            return "App version \(version) carries a sub-migration number; an app version is "
+                + "plain, such as \(version.base). Sub-migrations belong to migrations only."
+        case let .storeIsNewer(manager, store, level, appVersion):
+            return "Manager \"\(manager)\" on \(store) is at level \(level), past app version "
+                + "\(appVersion): a newer version of the app wrote it. Nothing was migrated. Update "
+                + "the app, or set the manager's newerStorePolicy to .ignore (or .reset for a "
+                + "rebuildable store)."
+        case let .resetNotSupported(manager, store):
+            return "Manager \"\(manager)\" uses the .reset newer-store policy, but \(store) is not "
+                + "rebuildable: resetting it would lose data. Use .fail or .ignore."
+        case let .unreadableState(manager, store, reason):
+            return "The level of manager \"\(manager)\" cannot be read from \(store): \(reason). "
+                + "Nothing was migrated; the store was left as it is. Fix access to the store and "
+                + "launch again (an unreadable level is never taken for a first launch)."
+        case let .firstLaunchDecisionFailed(manager, store, reason):
+            return "The first-launch decision of manager \"\(manager)\" on \(store) threw: "
+                + "\(reason). Nothing was migrated."
+        }
+    }
+
+    public var errorDescription: String? { description }
+}
+
+/// Names one migration of one manager, for dependencies and messages: `library@2.0`.
+///
+/// ```swift
+/// library.register("2.0", dependsOn: [prefs.migration("1.1")]) { db in … }
+/// library.register("2.1", dependsOn: [.migration(manager: "preferences", version: "1.2")]) { db in … }
+/// ```
+public struct MigrationReference: Sendable, Hashable, Codable, CustomStringConvertible {
+    /// The manager's name.
+    public let manager: String
+    /// The migration's version.
+    public let version: Version
+
+    /// Names migration `version` of the manager called `manager`.
+    public static func migration(manager: String, version: Version) -> MigrationReference {
+        MigrationReference(manager: manager, version: version)
+    }
+
+    /// Names migration `version` of the manager called `manager`.
+    public init(manager: String, version: Version) {
+        self.manager = manager
+        self.version = version
+    }
+
+    public var description: String { "\(manager)@\(version)" }
+}
