@@ -1,0 +1,238 @@
+import Dispatch
+import Foundation
+
+/// Runs the migrations of several stores at app start: builds one dependency graph from its
+/// managers, validates it, plans the pending work, and runs it on Dispatch, one step per store at
+/// a time and independent stores in parallel.
+///
+/// ```swift
+/// let coordinator = MigrationCoordinator(appVersion: "2.0")
+/// let prefs = try coordinator.manager("preferences", store: PreferencesStore(url: prefsURL))
+/// let library = try coordinator.manager("library", store: SQLiteStore(url: dbURL))
+///
+/// prefs.register("1.1") { defaults in try defaults.renameKey("showHelp", to: "onboarding.showHelp") }
+/// library.register("1.1") { db in try db.addColumn("guid", type: .text, to: "event") }
+/// library.register("2.0", dependsOn: [prefs.migration("1.1")]) { db in … }
+///
+/// let plan = try coordinator.plan()     // nothing runs
+/// let report = try coordinator.run()    // or `try await coordinator.run()`
+/// ```
+///
+/// A coordinator is configured once, at launch, then planned and run; configuring it while a run
+/// is in progress affects only later runs.
+public final class MigrationCoordinator: @unchecked Sendable {
+    /// The version of the app, which migrations never go past.
+    public let appVersion: Version
+
+    // Guards the properties below; managers guard their own registrations.
+    private let lock = NSLock()
+    private var managers: [any MigrationManagerDefining] = []
+    private var maxConcurrent: Int = ProcessInfo.processInfo.activeProcessorCount
+    private var onFailure: FailurePolicy = .continueIndependentWork
+    private var eventObserver: (@Sendable (MigrationEvent) -> Void)?
+
+    /// Creates a coordinator for the app at `appVersion`, such as `"2.0"` or a build number.
+    public init(appVersion: Version) {
+        self.appVersion = appVersion
+    }
+
+    /// Creates a coordinator for the app version in `bundle`'s `CFBundleShortVersionString`.
+    ///
+    /// - Throws: ``VersionError`` when the bundle has no such key or its value is not a version.
+    public convenience init(bundle: Bundle) throws {
+        let text = bundle.object(forInfoDictionaryKey: "CFBundleShortVersionString") as? String
+        self.init(appVersion: try Version(parsing: text ?? ""))
+    }
+
+    /// At most how many stores migrate at once. Defaults to the number of active processors.
+    public var maxConcurrentStores: Int {
+        get { lock.withLock { maxConcurrent } }
+        set { lock.withLock { maxConcurrent = max(1, newValue) } }
+    }
+
+    /// What happens to the rest of the run when a step fails. Defaults to
+    /// ``FailurePolicy/continueIndependentWork``.
+    public var failurePolicy: FailurePolicy {
+        get { lock.withLock { onFailure } }
+        set { lock.withLock { onFailure = newValue } }
+    }
+
+    /// Told of each ``MigrationEvent`` of a run, on the scheduler's threads.
+    public var observer: (@Sendable (MigrationEvent) -> Void)? {
+        get { lock.withLock { eventObserver } }
+        set { lock.withLock { eventObserver = newValue } }
+    }
+
+    /// Creates the manager called `name` for `store`.
+    ///
+    /// Several managers may share one store object: their levels are kept apart by name, and the
+    /// scheduler never runs two migrations on one store at once. Give every manager of a store
+    /// the same store object rather than two objects for the same file.
+    ///
+    /// - Throws: ``MigrationError/duplicateManager(name:)`` when a manager has that name already.
+    public func manager<Store: MigrationStore>(_ name: String, store: Store) throws -> MigrationManager<Store> {
+        try lock.withLock {
+            guard !managers.contains(where: { $0.name == name }) else { throw MigrationError.duplicateManager(name: name) }
+            let manager = MigrationManager(name: name, store: store)
+            managers.append(manager)
+            return manager
+        }
+    }
+
+    /// Computes the pending work without running anything: validates the graph, reads every
+    /// manager's level and applies the first-launch and newer-store policies.
+    ///
+    /// - Throws: ``MigrationError`` for an invalid graph, an unreadable level or a newer store.
+    public func plan() throws -> MigrationPlan {
+        try executablePlan().plan
+    }
+
+    /// Runs the pending work and waits for it to finish.
+    ///
+    /// Call it at launch before the stores are used, but not on a queue a migration body waits
+    /// for. Cancel it through its `Progress`, which joins `Progress.current()` when there is one.
+    ///
+    /// - Returns: The report, when every step applied.
+    /// - Throws: ``MigrationError`` before anything runs for an invalid graph or store;
+    ///   ``MigrationRunError``, with the report, when a step failed or the run was cancelled.
+    @discardableResult
+    public func run() throws -> MigrationReport {
+        let finished = DispatchSemaphore(value: 0)
+        let outcome = ResultBox()
+        start { result in
+            outcome.result = result
+            finished.signal()
+        }
+        finished.wait()
+        return try outcome.result!.get()
+    }
+
+    /// Runs the pending work; cancelling the task cancels the run (steps already running finish
+    /// or roll back, nothing new starts).
+    ///
+    /// - Returns: The report, when every step applied.
+    /// - Throws: ``MigrationError`` before anything runs; ``MigrationRunError`` when a step failed
+    ///   or the run was cancelled.
+    @discardableResult
+    public func run() async throws -> MigrationReport {
+        let handle = HandleBox()
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                handle.value = start { result in continuation.resume(with: result) }
+                if Task.isCancelled { handle.value?.cancel() }
+            }
+        } onCancel: {
+            handle.value?.cancel()
+        }
+    }
+
+    /// Runs the pending work in the background and calls `completion` on `queue` when it is done.
+    ///
+    /// ```swift
+    /// let handle = coordinator.run(queue: .main) { result in
+    ///     switch result {
+    ///     case .success(let report): showApp(report)
+    ///     case .failure(let error): showRecovery(error)
+    ///     }
+    /// }
+    /// progressView.observedProgress = handle.progress
+    /// ```
+    @discardableResult
+    public func run(queue: DispatchQueue, completion: @escaping @Sendable (Result<MigrationReport, any Error>) -> Void) -> MigrationRunHandle {
+        let handle = MigrationRunHandle()
+        let workQueue = DispatchQueue(label: "StoreMigrations.MigrationCoordinator.run", qos: .userInitiated)
+        workQueue.async {
+            let run = self.start { result in queue.async { completion(result) } }
+            handle.attach(run)
+        }
+        return handle
+    }
+
+    /// Plans and starts a run; `completion` is called once, on any thread. Returns `nil` when
+    /// planning failed (then `completion` has already been called).
+    @discardableResult
+    private func start(completion: @escaping @Sendable (Result<MigrationReport, any Error>) -> Void) -> MigrationRun? {
+        let startedAt = Date()
+        let clockStart = ContinuousClock.now
+        let progress = Progress(totalUnitCount: 0)
+        let executable: ExecutablePlan
+        let (maxConcurrent, failurePolicy, observer) = lock.withLock { (self.maxConcurrent, onFailure, eventObserver) }
+        do {
+            executable = try executablePlan()
+        } catch {
+            completion(.failure(error))
+            return nil
+        }
+        let run = MigrationRun(executable: executable, observer: observer, startedAt: startedAt, clockStart: clockStart, progress: progress)
+        progress.cancellationHandler = { [weak run] in run?.cancel() }
+        run.start(maxConcurrentStores: maxConcurrent, failurePolicy: failurePolicy) { report in
+            completion(report.succeeded ? .success(report) : .failure(MigrationRunError(report: report)))
+        }
+        return run
+    }
+
+    private func executablePlan() throws -> ExecutablePlan {
+        let definitions = lock.withLock { managers }.map { $0.definition() }
+        let graph = try MigrationGraph(managers: definitions, appVersion: appVersion)
+        let states = try definitions.map { try $0.readState() }
+        return try MigrationPlanner.plan(graph, states: states)
+    }
+
+    private final class ResultBox: @unchecked Sendable {
+        var result: Result<MigrationReport, any Error>?
+    }
+
+    private final class HandleBox: @unchecked Sendable {
+        private let lock = NSLock()
+        private var run: MigrationRun?
+        var value: MigrationRun? {
+            get { lock.withLock { run } }
+            set { lock.withLock { run = newValue } }
+        }
+    }
+}
+
+/// A run started by ``MigrationCoordinator/run(queue:completion:)``: its progress, and a way to
+/// cancel it.
+public final class MigrationRunHandle: @unchecked Sendable {
+    private let lock = NSLock()
+    private var run: MigrationRun?
+    private var cancelRequested = false
+
+    /// The run's progress: one unit per step, each step a child that its body can advance.
+    /// Cancelling it cancels the run.
+    public let progress = Progress(totalUnitCount: 1)
+
+    init() {}
+
+    /// Starts nothing new; steps already running finish or roll back, the others are reported as
+    /// cancelled.
+    public func cancel() {
+        let run = lock.withLock { () -> MigrationRun? in
+            cancelRequested = true
+            return self.run
+        }
+        run?.cancel()
+    }
+
+    func attach(_ run: MigrationRun?) {
+        guard let run else {
+            progress.completedUnitCount = progress.totalUnitCount
+            return
+        }
+        progress.addChild(run.progress, withPendingUnitCount: 1)
+        let cancel = lock.withLock { () -> Bool in
+            self.run = run
+            return cancelRequested
+        }
+        if cancel { run.cancel() }
+    }
+}
+
+/// What the coordinator needs of a manager, whatever its store type.
+protocol MigrationManagerDefining: AnyObject, Sendable {
+    var name: String { get }
+    func definition() -> ManagerDefinition
+}
+
+extension MigrationManager: MigrationManagerDefining {}

@@ -1,0 +1,176 @@
+import Foundation
+
+/// What a run did: each step's outcome and timing, and each manager's level before and after.
+///
+/// ```swift
+/// let report = try coordinator.run()
+/// print(report)               // one line per step, then the levels
+/// if report.didRunAnything { analytics.log("migrated", report.duration) }
+/// ```
+public struct MigrationReport: Sendable, Codable, CustomStringConvertible {
+    /// How one step of the plan went.
+    public struct Step: Sendable, Codable, CustomStringConvertible {
+        /// How a step ended.
+        public enum Outcome: Sendable, Hashable, Codable {
+            /// The step ran and its level was recorded.
+            case applied
+            /// Another process had already applied it; the store's level was `level`.
+            case alreadyApplied(level: Version)
+            /// The step threw; its level is unchanged. `message` describes the error.
+            case failed(message: String)
+            /// The step did not run because a step it depends on failed.
+            case skipped(because: PlannedStep.ID)
+            /// The step did not run because the run was cancelled or stopped at a failure.
+            case cancelled
+        }
+
+        /// The planned step.
+        public let step: PlannedStep
+        /// How it ended.
+        public let outcome: Outcome
+        /// When it started, if it ran.
+        public let startedAt: Date?
+        /// How long it took, in seconds, if it ran.
+        public let duration: TimeInterval?
+        /// The error a failed step threw (not encoded).
+        public let error: (any Error)?
+
+        private enum CodingKeys: String, CodingKey { case step, outcome, startedAt, duration }
+
+        init(step: PlannedStep, outcome: Outcome, startedAt: Date?, duration: TimeInterval?, error: (any Error)?) {
+            self.step = step
+            self.outcome = outcome
+            self.startedAt = startedAt
+            self.duration = duration
+            self.error = error
+        }
+
+        public init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            step = try container.decode(PlannedStep.self, forKey: .step)
+            outcome = try container.decode(Outcome.self, forKey: .outcome)
+            startedAt = try container.decodeIfPresent(Date.self, forKey: .startedAt)
+            duration = try container.decodeIfPresent(TimeInterval.self, forKey: .duration)
+            error = nil
+        }
+
+        public func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(step, forKey: .step)
+            try container.encode(outcome, forKey: .outcome)
+            try container.encodeIfPresent(startedAt, forKey: .startedAt)
+            try container.encodeIfPresent(duration, forKey: .duration)
+        }
+
+        public var description: String {
+            let timing = duration.map { " in " + MigrationReport.format($0) } ?? ""
+            switch outcome {
+            case .applied: return "\(step.id): applied\(timing)"
+            case .alreadyApplied(let level): return "\(step.id): already applied by another process (level \(level))"
+            case .failed(let message): return "\(step.id): FAILED\(timing): \(message)"
+            case .skipped(let failed): return "\(step.id): skipped because \(failed) failed"
+            case .cancelled: return "\(step.id): not started (run cancelled or stopped)"
+            }
+        }
+    }
+
+    /// One manager's levels around the run.
+    public struct Manager: Sendable, Hashable, Codable {
+        /// The manager's name.
+        public let name: String
+        /// The store it migrates.
+        public let store: String
+        /// Its level before the run.
+        public let levelBefore: Version?
+        /// Its level after the run.
+        public let levelAfter: Version?
+    }
+
+    /// The app version the run migrated to.
+    public let appVersion: Version
+    /// When the run started.
+    public let startedAt: Date
+    /// How long the run took, planning included, in seconds.
+    public let duration: TimeInterval
+    /// Every planned step, in plan order.
+    public let steps: [Step]
+    /// Every manager, in registration order.
+    public let managers: [Manager]
+    /// The plan's diagnostics.
+    public let diagnostics: [MigrationPlan.Diagnostic]
+
+    /// Whether any step ran (`false` when everything was up to date).
+    public var didRunAnything: Bool { steps.contains { $0.outcome == .applied } }
+
+    /// Whether every step was applied (or already applied by another process).
+    public var succeeded: Bool {
+        steps.allSatisfy { step in
+            switch step.outcome {
+            case .applied, .alreadyApplied: return true
+            case .failed, .skipped, .cancelled: return false
+            }
+        }
+    }
+
+    /// The steps that failed.
+    public var failures: [Step] {
+        steps.filter { if case .failed = $0.outcome { return true } else { return false } }
+    }
+
+    public var description: String {
+        let applied = steps.filter { $0.outcome == .applied }.count
+        var lines = ["Migration to app version \(appVersion): "
+            + (steps.isEmpty ? "nothing to do" : "\(applied) of \(steps.count) step\(steps.count == 1 ? "" : "s") applied")
+            + " in \(Self.format(duration))" + (succeeded ? "." : ", with failures.")]
+        lines += steps.map { "  \($0)" }
+        for manager in managers {
+            let before = manager.levelBefore?.description ?? "none", after = manager.levelAfter?.description ?? "none"
+            lines.append("  \(manager.name): level \(before == after ? before : "\(before) → \(after)")")
+        }
+        lines += diagnostics.map { "  note: \($0)" }
+        return lines.joined(separator: "\n")
+    }
+
+    static func format(_ seconds: TimeInterval) -> String {
+        if seconds < 0.001 { return String(format: "%.0f µs", seconds * 1_000_000) }
+        if seconds < 1 { return String(format: "%.1f ms", seconds * 1_000) }
+        return String(format: "%.2f s", seconds)
+    }
+}
+
+/// Thrown by ``MigrationCoordinator/run()`` when a step failed or the run was cancelled. Carries
+/// the full report: the steps that did apply stay applied.
+///
+/// ```swift
+/// do {
+///     try coordinator.run()
+/// } catch let error as MigrationRunError {
+///     log(error.report)           // what applied, what failed, what was skipped
+///     showRecoveryUI(error)       // the next launch resumes at the failed step
+/// }
+/// ```
+public struct MigrationRunError: Error, Sendable, CustomStringConvertible, LocalizedError {
+    /// What the run did.
+    public let report: MigrationReport
+
+    /// The first failed step's error, if a step failed.
+    public var underlyingError: (any Error)? { report.failures.first?.error }
+
+    public var description: String {
+        var lines: [String] = []
+        for failure in report.failures {
+            let manager = report.managers.first { $0.name == failure.step.manager }
+            let skipped = report.steps.filter { $0.outcome == .skipped(because: failure.step.id) }.map(\.step.id.description)
+            var line = "Migration \(failure.step.id) on \(manager?.store ?? "its store") failed: "
+                + "\(failure.error.map { "\($0)" } ?? "unknown error"). Its level stays at \(manager?.levelAfter?.description ?? "none")"
+            line += skipped.isEmpty ? "." : "; skipped because of it: \(skipped.joined(separator: ", "))."
+            lines.append(line)
+        }
+        let cancelled = report.steps.filter { $0.outcome == .cancelled }.count
+        if cancelled > 0 { lines.append("\(cancelled) step\(cancelled == 1 ? " was" : "s were") not started: the run was cancelled or stopped.") }
+        lines.append("Applied steps stay applied; fix the cause and run again: the next run resumes where this one stopped.")
+        return lines.joined(separator: " ")
+    }
+
+    public var errorDescription: String? { description }
+}

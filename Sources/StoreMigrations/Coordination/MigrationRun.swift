@@ -1,0 +1,172 @@
+import Dispatch
+import Foundation
+
+/// One execution of a plan: carries out each step against its store, tells the observer, keeps
+/// the run's `Progress` tree, and turns the scheduler's results into a ``MigrationReport``.
+final class MigrationRun: Sendable {
+    private let executable: ExecutablePlan
+    private let observer: (@Sendable (MigrationEvent) -> Void)?
+    private let startedAt: Date
+    private let clockStart: ContinuousClock.Instant
+    let progress: Progress
+    private let scheduler: LockedScheduler
+
+    /// Holds the scheduler, which needs the run's `execute` closure and so is made after it.
+    private final class LockedScheduler: @unchecked Sendable {
+        private let lock = NSLock()
+        private var scheduler: Scheduler?
+        private var cancelled = false
+        var value: Scheduler? {
+            get { lock.withLock { scheduler } }
+            set { lock.withLock { scheduler = newValue } }
+        }
+        var isCancelled: Bool { lock.withLock { cancelled } }
+        func cancel() {
+            let scheduler = lock.withLock { () -> Scheduler? in
+                cancelled = true
+                return self.scheduler
+            }
+            scheduler?.cancel()
+        }
+    }
+
+    init(
+        executable: ExecutablePlan, observer: (@Sendable (MigrationEvent) -> Void)?, startedAt: Date,
+        clockStart: ContinuousClock.Instant, progress: Progress
+    ) {
+        self.executable = executable
+        self.observer = observer
+        self.startedAt = startedAt
+        self.clockStart = clockStart
+        self.progress = progress
+        self.scheduler = LockedScheduler()
+        progress.totalUnitCount = Int64(executable.steps.count)
+    }
+
+    var isCancelled: Bool { scheduler.isCancelled }
+
+    func cancel() { scheduler.cancel() }
+
+    func start(maxConcurrentStores: Int, failurePolicy: FailurePolicy, completion: @escaping @Sendable (MigrationReport) -> Void) {
+        observer?(.planned(executable.plan))
+        let scheduler = Scheduler(
+            steps: executable.steps, storeCount: executable.storeCount, maxConcurrentStores: maxConcurrentStores,
+            failurePolicy: failurePolicy,
+            execute: { [self] index in execute(index) },
+            onSkip: { [self] index, failed in
+                // A finished child keeps the count consistent with concurrently finishing steps.
+                Progress(totalUnitCount: 1, parent: progress, pendingUnitCount: 1).completedUnitCount = 1
+                observer?(.skipped(executable.plan.steps[index], because: failed.map { executable.plan.steps[$0].id }))
+            })
+        self.scheduler.value = scheduler
+        scheduler.start { [self] results in completion(report(from: results)) }
+        if self.scheduler.isCancelled { scheduler.cancel() }
+    }
+
+    private func execute(_ index: Int) -> Scheduler.Result {
+        let planned = executable.plan.steps[index]
+        let step = executable.steps[index]
+        let manager = executable.managers[step.manager]
+        let stepProgress = Progress(totalUnitCount: MigrationContext.progressUnits, parent: progress, pendingUnitCount: 1)
+        let observer = self.observer
+        observer?(.started(planned))
+        let startedAt = Date()
+        let start = ContinuousClock.now
+        let outcome: Scheduler.Outcome
+        do {
+            switch planned.action {
+            case .migrate:
+                let context = MigrationContext(
+                    manager: manager.name, version: planned.version!, progress: stepProgress,
+                    isCancelled: { [scheduler] in scheduler.isCancelled },
+                    onProgress: { fraction in observer?(.progress(planned, fraction)) })
+                outcome = .succeeded(try manager.apply(step.position!, context))
+            case .baseline:
+                outcome = .succeeded(try recordBaseline(planned.version!, of: manager))
+            case .reset:
+                try manager.rebuild()
+                outcome = .succeeded(.applied)
+            case .appVersionChange:
+                outcome = .succeeded(try runHook(of: manager, previous: planned.previousAppVersion, current: planned.version!))
+            }
+        } catch {
+            outcome = .failed(error)
+        }
+        let duration = (ContinuousClock.now - start).seconds
+        stepProgress.completedUnitCount = stepProgress.totalUnitCount
+        switch outcome {
+        case .failed(let error): observer?(.failed(planned, error))
+        default: observer?(.finished(planned, duration: duration))
+        }
+        return Scheduler.Result(outcome: outcome, startedAt: startedAt, duration: duration)
+    }
+
+    /// Records a first-launch baseline unless another process gave the manager a level meanwhile.
+    private func recordBaseline(_ version: Version, of manager: ManagerDefinition) throws -> StoreApplyOutcome {
+        var outcome = StoreApplyOutcome.applied
+        try manager.updateState { state in
+            if let level = state.level {
+                outcome = .alreadyApplied(level: level)
+            } else {
+                state.level = version
+            }
+        }
+        return outcome
+    }
+
+    private func runHook(of manager: ManagerDefinition, previous: Version?, current: Version) throws -> StoreApplyOutcome {
+        let recorded = try manager.readState().appVersion
+        if recorded == current { return .alreadyApplied(level: current) }
+        try manager.hook?(recorded, current)
+        try manager.updateState { state in state.appVersion = current }
+        return .applied
+    }
+
+    private func report(from results: [Scheduler.Result]) -> MigrationReport {
+        let plan = executable.plan
+        var levelAfter = executable.states.map(\.level)
+        var steps: [MigrationReport.Step] = []
+        steps.reserveCapacity(results.count)
+        for (index, result) in results.enumerated() {
+            let planned = plan.steps[index]
+            let manager = executable.steps[index].manager
+            let outcome: MigrationReport.Step.Outcome
+            var error: (any Error)?
+            switch result.outcome {
+            case .succeeded(.applied):
+                outcome = .applied
+                switch planned.action {
+                case .migrate, .baseline: levelAfter[manager] = planned.version
+                case .reset: levelAfter[manager] = nil
+                case .appVersionChange: break
+                }
+            case .succeeded(.alreadyApplied(let level)):
+                outcome = .alreadyApplied(level: level)
+                if planned.action != .appVersionChange { levelAfter[manager] = level }
+            case .failed(let failure):
+                outcome = .failed(message: "\(failure)")
+                error = failure
+            case .skipped(let failed):
+                outcome = .skipped(because: plan.steps[failed].id)
+            case .cancelled:
+                outcome = .cancelled
+            }
+            steps.append(.init(step: planned, outcome: outcome, startedAt: result.startedAt, duration: result.duration, error: error))
+        }
+        let managers = executable.managers.enumerated().map { index, manager in
+            MigrationReport.Manager(
+                name: manager.name, store: manager.storeDescription,
+                levelBefore: executable.states[index].level, levelAfter: levelAfter[index])
+        }
+        return MigrationReport(
+            appVersion: plan.appVersion, startedAt: startedAt, duration: (ContinuousClock.now - clockStart).seconds,
+            steps: steps, managers: managers, diagnostics: plan.diagnostics)
+    }
+}
+
+extension Duration {
+    var seconds: TimeInterval {
+        let parts = components
+        return TimeInterval(parts.seconds) + TimeInterval(parts.attoseconds) / 1e18
+    }
+}

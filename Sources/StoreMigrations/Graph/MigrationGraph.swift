@@ -1,0 +1,165 @@
+/// Every registered migration of every manager, with the edges between them: each migration
+/// follows the previous one of its manager, and follows the migrations it declares in `dependsOn`.
+///
+/// Building the graph validates it: duplicate versions, dependencies on unknown managers or
+/// versions, dependencies ahead of the app version, and cycles, each a ``MigrationError``. The
+/// work is O(V + E) apart from sorting each manager's versions, and nothing recurses, so graphs
+/// of any depth fit on the call stack.
+struct MigrationGraph {
+    let managers: [ManagerDefinition]
+    let appVersion: Version
+    /// `firstNode[m]` is the node of manager `m`'s first migration; `firstNode[managers.count]`
+    /// is the node count. A node's position in its manager is `node - firstNode[m]`.
+    let firstNode: [Int]
+    /// The manager of each node.
+    let managerOfNode: [Int]
+    /// The position of each manager's first migration that is ahead of the app version.
+    let aheadStart: [Int]
+    /// Cross-store dependencies, compressed: node `n` depends on
+    /// `dependencyTargets[dependencyStart[n]..<dependencyStart[n + 1]]`.
+    let dependencyStart: [Int]
+    let dependencyTargets: [Int]
+
+    var nodeCount: Int { firstNode[managers.count] }
+
+    init(managers: [ManagerDefinition], appVersion: Version) throws {
+        guard !appVersion.isSubMigration else { throw MigrationError.invalidAppVersion(appVersion) }
+        self.managers = managers
+        self.appVersion = appVersion
+
+        var firstNode = [0]
+        firstNode.reserveCapacity(managers.count + 1)
+        var aheadStart: [Int] = []
+        aheadStart.reserveCapacity(managers.count)
+        var managerIndex: [String: Int] = [:]
+        for (index, manager) in managers.enumerated() {
+            managerIndex[manager.name] = index
+            for position in manager.versions.indices.dropFirst()
+            where manager.versions[position] == manager.versions[position - 1] {
+                throw MigrationError.duplicateMigration(manager: manager.name, version: manager.versions[position])
+            }
+            firstNode.append(firstNode[index] + manager.versions.count)
+            aheadStart.append(Self.partition(manager.versions) { $0.base > appVersion })
+        }
+        let nodeCount = firstNode[managers.count]
+
+        var managerOfNode = [Int](repeating: 0, count: nodeCount)
+        var dependencyStart = [Int](repeating: 0, count: nodeCount + 1)
+        var dependencyTargets: [Int] = []
+        for (index, manager) in managers.enumerated() {
+            for position in manager.versions.indices {
+                let node = firstNode[index] + position
+                managerOfNode[node] = index
+                let dependent = MigrationReference(manager: manager.name, version: manager.versions[position])
+                for dependency in manager.dependencies[position] {
+                    guard let target = managerIndex[dependency.manager] else {
+                        throw MigrationError.unknownManager(dependency: dependency, of: dependent)
+                    }
+                    let targetVersions = managers[target].versions
+                    let targetPosition = Self.partition(targetVersions) { $0 >= dependency.version }
+                    guard targetPosition < targetVersions.count, targetVersions[targetPosition] == dependency.version else {
+                        throw MigrationError.unknownMigration(dependency: dependency, of: dependent)
+                    }
+                    if position < aheadStart[index], targetPosition >= aheadStart[target] {
+                        throw MigrationError.dependencyAhead(dependency: dependency, of: dependent, appVersion: appVersion)
+                    }
+                    dependencyTargets.append(firstNode[target] + targetPosition)
+                }
+                dependencyStart[node + 1] = dependencyTargets.count
+            }
+        }
+        self.firstNode = firstNode
+        self.managerOfNode = managerOfNode
+        self.aheadStart = aheadStart
+        self.dependencyStart = dependencyStart
+        self.dependencyTargets = dependencyTargets
+        try rejectCycles()
+    }
+
+    func reference(of node: Int) -> MigrationReference {
+        let manager = managerOfNode[node]
+        return MigrationReference(manager: managers[manager].name, version: managers[manager].versions[node - firstNode[manager]])
+    }
+
+    func dependencies(of node: Int) -> ArraySlice<Int> {
+        dependencyTargets[dependencyStart[node]..<dependencyStart[node + 1]]
+    }
+
+    /// Whether `node` follows the previous migration of its manager.
+    private func hasChainPredecessor(_ node: Int) -> Bool {
+        node > firstNode[managerOfNode[node]]
+    }
+
+    /// Kahn's algorithm over the whole graph; if some nodes are never freed, they contain a cycle,
+    /// which is found by walking predecessors backwards until one repeats.
+    private func rejectCycles() throws {
+        var remaining = [Int](repeating: 0, count: nodeCount)
+        var dependentStart = [Int](repeating: 0, count: nodeCount + 1)
+        for node in 0..<nodeCount {
+            remaining[node] = (hasChainPredecessor(node) ? 1 : 0) + dependencies(of: node).count
+            for target in dependencies(of: node) { dependentStart[target + 1] += 1 }
+        }
+        for node in 0..<nodeCount { dependentStart[node + 1] += dependentStart[node] }
+        var fill = dependentStart
+        var dependents = [Int](repeating: 0, count: dependencyTargets.count)
+        for node in 0..<nodeCount {
+            for target in dependencies(of: node) {
+                dependents[fill[target]] = node
+                fill[target] += 1
+            }
+        }
+
+        var ready = (0..<nodeCount).filter { remaining[$0] == 0 }
+        var processed = 0
+        while let node = ready.popLast() {
+            processed += 1
+            let manager = managerOfNode[node]
+            if node + 1 < firstNode[manager + 1] {
+                remaining[node + 1] -= 1
+                if remaining[node + 1] == 0 { ready.append(node + 1) }
+            }
+            for dependent in dependents[dependentStart[node]..<dependentStart[node + 1]] {
+                remaining[dependent] -= 1
+                if remaining[dependent] == 0 { ready.append(dependent) }
+            }
+        }
+        guard processed < nodeCount, let start = remaining.firstIndex(where: { $0 > 0 }) else { return }
+        throw MigrationError.cycle(cycle(through: start, remaining: remaining))
+    }
+
+    /// A cycle among the nodes Kahn's algorithm could not free, in run order, rotated to start at
+    /// its smallest node (by manager name, then version) and closed by repeating it.
+    private func cycle(through start: Int, remaining: [Int]) -> [MigrationReference] {
+        var visitedAt: [Int: Int] = [:]
+        var walk: [Int] = []
+        var node = start
+        while visitedAt[node] == nil {
+            visitedAt[node] = walk.count
+            walk.append(node)
+            // Every unfreed node still waits on an unfreed predecessor.
+            if hasChainPredecessor(node), remaining[node - 1] > 0 {
+                node -= 1
+            } else {
+                node = dependencies(of: node).first { remaining[$0] > 0 }!
+            }
+        }
+        let loop = Array(walk[visitedAt[node]!...].reversed())
+        let references = loop.map(reference(of:))
+        let smallest = references.indices.min { lhs, rhs in
+            (references[lhs].manager, references[lhs].version) < (references[rhs].manager, references[rhs].version)
+        }!
+        let rotated = Array(references[smallest...] + references[..<smallest])
+        return rotated + [rotated[0]]
+    }
+
+    /// The first index whose element satisfies `predicate`, for a predicate that is false then
+    /// true along the sorted array.
+    static func partition(_ versions: [Version], where predicate: (Version) -> Bool) -> Int {
+        var low = 0, high = versions.count
+        while low < high {
+            let middle = (low + high) / 2
+            if predicate(versions[middle]) { high = middle } else { low = middle + 1 }
+        }
+        return low
+    }
+}

@@ -1,0 +1,113 @@
+/// The pending work of a coordinator, computed by ``MigrationCoordinator/plan()`` without
+/// running anything.
+///
+/// ```swift
+/// let plan = try coordinator.plan()
+/// if plan.isUpToDate { return }
+/// print(plan)                 // per manager: level, pending and ahead versions; then the steps
+/// for wave in plan.waves { … } // steps that could run together
+/// try plan.graphviz().write(to: dotURL, atomically: true, encoding: .utf8)
+/// ```
+///
+/// Steps are in one deterministic topological order: by wave, then by manager registration
+/// order (a manager has at most one step per wave).
+public struct MigrationPlan: Sendable, Hashable, Codable, CustomStringConvertible {
+    /// One manager's part of the plan.
+    public struct Manager: Sendable, Hashable, Codable {
+        /// The manager's name.
+        public let name: String
+        /// The store it migrates.
+        public let store: String
+        /// The level recorded in the store, or `nil` on a first launch.
+        public let level: Version?
+        /// On a first launch, what the first-launch policy decided.
+        public let firstLaunch: FirstLaunchDecision?
+        /// When the store's level is past the app version, the policy applied to it.
+        public let newerStore: NewerStorePolicy?
+        /// The migrations that will run, in order.
+        public let pending: [Version]
+        /// The registered migrations past the app version, which never run in this version.
+        public let ahead: [Version]
+    }
+
+    /// Something worth a look that does not stop the run.
+    public struct Diagnostic: Sendable, Hashable, Codable, CustomStringConvertible {
+        /// The applied migration concerned.
+        public let migration: MigrationReference
+        /// Its dependency, which is not applied.
+        public let dependency: MigrationReference
+        /// The dependency's manager's level.
+        public let dependencyLevel: Version?
+
+        public var description: String {
+            "\(migration) is applied but its dependency \(dependency) is not (\"\(dependency.manager)\" is at "
+                + "\(dependencyLevel?.description ?? "no level")): its store may have been restored from an older "
+                + "backup or deleted. \(migration) is not run again; check that its data is consistent."
+        }
+    }
+
+    /// The app version the plan migrates to.
+    public let appVersion: Version
+    /// Each manager's part, in registration order.
+    public let managers: [Manager]
+    /// Every step, in the order the plan would run them one at a time.
+    public let steps: [PlannedStep]
+    /// Findings that do not stop the run.
+    public let diagnostics: [Diagnostic]
+
+    /// Whether there is nothing to do.
+    public var isUpToDate: Bool { steps.isEmpty }
+
+    /// The steps grouped in waves: the steps of a wave depend only on earlier waves.
+    public var waves: [[PlannedStep]] {
+        var waves: [[PlannedStep]] = []
+        for step in steps {
+            if step.wave == waves.count { waves.append([]) }
+            waves[step.wave].append(step)
+        }
+        return waves
+    }
+
+    public var description: String {
+        var lines = ["Migration plan to app version \(appVersion): "
+            + (isUpToDate ? "up to date." : "\(steps.count) step\(steps.count == 1 ? "" : "s") in \(waves.count) wave\(waves.count == 1 ? "" : "s").")]
+        for manager in managers {
+            var line = "  \(manager.name) (\(manager.store)): level \(manager.level?.description ?? "none")"
+            if let firstLaunch = manager.firstLaunch { line += ", first launch (\(firstLaunch.rawValue))" }
+            if let newerStore = manager.newerStore { line += ", newer than the app (\(newerStore.rawValue))" }
+            line += manager.pending.isEmpty ? ", nothing pending" : ", pending " + manager.pending.map(\.description).joined(separator: ", ")
+            if !manager.ahead.isEmpty { line += "; ahead " + manager.ahead.map(\.description).joined(separator: ", ") }
+            lines.append(line)
+        }
+        for (index, wave) in waves.enumerated() {
+            lines.append("  wave \(index + 1): " + wave.map(\.description).joined(separator: "; "))
+        }
+        lines += diagnostics.map { "  note: \($0)" }
+        return lines.joined(separator: "\n")
+    }
+
+    /// The plan as a Graphviz DOT digraph: one node per step, clustered by manager, one edge per
+    /// dependency. Render it with `dot -Tsvg plan.dot -o plan.svg`.
+    public func graphviz() -> String {
+        func quoted(_ text: String) -> String {
+            "\"" + text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\""
+        }
+        var lines = ["digraph migrations {", "  rankdir=LR;", "  node [shape=box];"]
+        var stepsByManager: [String: [PlannedStep]] = [:]
+        for step in steps { stepsByManager[step.manager, default: []].append(step) }
+        for (index, manager) in managers.enumerated() {
+            guard let managerSteps = stepsByManager[manager.name] else { continue }
+            lines.append("  subgraph cluster_\(index) {")
+            lines.append("    label=\(quoted(manager.name));")
+            for step in managerSteps { lines.append("    \(quoted(step.id.description));") }
+            lines.append("  }")
+        }
+        for step in steps {
+            for dependency in step.dependencies {
+                lines.append("  \(quoted(dependency.description)) -> \(quoted(step.id.description));")
+            }
+        }
+        lines.append("}")
+        return lines.joined(separator: "\n") + "\n"
+    }
+}
