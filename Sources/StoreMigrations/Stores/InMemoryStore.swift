@@ -17,26 +17,29 @@ public final class InMemoryStore<Value: Sendable>: MigrationStore, @unchecked Se
     private let lock = NSLock()
     private var value: Value
     private var states: [String: ManagerState]
-    private let initialValue: Value
+    private let rebuiltValue: Value?
     private let name: String
-    /// Whether ``rebuild(resetting:)`` may restore the initial value.
-    public let isRebuildable: Bool
     /// When set, ``readStates()`` throws it: stands in for an unreadable store in tests.
     var readFailure: (any Error)?
 
     /// Creates a store holding `value`, with `states` already recorded.
+    ///
+    /// - Parameter rebuiltValue: The value a rebuild starts from; a store given one is
+    ///   rebuildable, like a cache.
     public init(
         _ value: Value,
         states: [String: ManagerState] = [:],
         name: String = "in-memory store",
-        isRebuildable: Bool = false
+        rebuiltValue: Value? = nil
     ) {
         self.value = value
-        self.initialValue = value
+        self.rebuiltValue = rebuiltValue
         self.states = states
         self.name = name
-        self.isRebuildable = isRebuildable
     }
+
+    /// Whether the store was given a value to rebuild from.
+    public var isRebuildable: Bool { rebuiltValue != nil }
 
     public var description: String { name }
 
@@ -75,11 +78,11 @@ public final class InMemoryStore<Value: Sendable>: MigrationStore, @unchecked Se
     }
 
     public func rebuild(resetting manager: String) throws {
-        guard isRebuildable else {
+        guard let rebuiltValue else {
             throw MigrationError.resetNotSupported(manager: manager, store: name)
         }
         lock.withLock {
-            value = initialValue
+            value = rebuiltValue
             states[manager] = nil
         }
     }

@@ -1,0 +1,239 @@
+import Foundation
+import Testing
+@testable import StoreMigrations
+
+@Suite struct LevelPolicyTests {
+    typealias Store = InMemoryStore<[String]>
+
+    @Test func runsEverySkippedVersionInOrderNeverPastTheApp() throws {
+        let store = Store([], states: ["prefs": ManagerState(level: "1.0")])
+        let coordinator = MigrationCoordinator(appVersion: "2.0")
+        let prefs = try coordinator.manager("prefs", store: store)
+        registerLogging(["2.0-1", "3.0", "1.0", "1.5", "0.9", "2.0", "1.1"], on: prefs)
+        let report = try coordinator.run()
+        #expect(store.contents == ["prefs@1.1", "prefs@1.5", "prefs@2.0", "prefs@2.0-1"])
+        #expect(store.recordedStates["prefs"]?.level == "2.0-1")
+        #expect(report.managers.map(\.levelAfter) == ["2.0-1"])
+        #expect(try prefs.level() == "2.0-1")
+    }
+
+    @Test func subMigrationAddedLaterRunsAlone() throws {
+        let store = Store([])
+        for subMigrations in [["1.1", "1.1-1", "1.1-2"], ["1.1", "1.1-1", "1.1-2", "1.1-3"]] {
+            let coordinator = MigrationCoordinator(appVersion: "1.1")
+            registerLogging(subMigrations.map { Version(stringLiteral: $0) }, on: try coordinator.manager("m", store: store))
+            try coordinator.run()
+        }
+        #expect(store.contents == ["m@1.1", "m@1.1-1", "m@1.1-2", "m@1.1-3"])
+    }
+
+    @Test func firstLaunchRunAllIsTheDefault() throws {
+        let store = Store([])
+        let coordinator = MigrationCoordinator(appVersion: "2")
+        registerLogging([1, 2, 3], on: try coordinator.manager("levels", store: store))
+        #expect(try coordinator.plan().managers[0].firstLaunch == .runAll)
+        try coordinator.run()
+        #expect(store.contents == ["levels@1", "levels@2"])
+    }
+
+    @Test func firstLaunchBaselineRecordsTheHighestRunnableVersion() throws {
+        for (registered, expected) in [(["1.0", "2.0"], "2.0"), (["2.0", "2.0-1", "2.1"], "2.0-1"), ([], "2.0")] as [([Version], Version)] {
+            let store = Store([])
+            let coordinator = MigrationCoordinator(appVersion: "2.0")
+            let prefs = try coordinator.manager("prefs", store: store)
+            prefs.firstLaunchPolicy = .baseline
+            registerLogging(registered, on: prefs)
+            let plan = try coordinator.plan()
+            #expect(plan.steps.map(\.id.description) == ["prefs:baseline@\(expected)"])
+            #expect(plan.managers[0].pending.isEmpty)
+            try coordinator.run()
+            #expect(store.contents.isEmpty)
+            #expect(store.recordedStates["prefs"]?.level == expected)
+            #expect(try coordinator.plan().isUpToDate)
+        }
+    }
+
+    @Test func baselineSatisfiesDependenciesOnCoveredVersions() throws {
+        let coordinator = MigrationCoordinator(appVersion: "2.0")
+        let prefs = try coordinator.manager("prefs", store: Store([]))
+        let library = try coordinator.manager("library", store: Store([], states: ["library": ManagerState(level: "1.0")]))
+        prefs.firstLaunchPolicy = .baseline
+        registerLogging(["1.1"], on: prefs)
+        registerLogging(["1.0", "2.0"], on: library, dependsOn: ["2.0": [prefs.migration("1.1")]])
+        let plan = try coordinator.plan()
+        #expect(plan.steps.map(\.description) == ["prefs:baseline@2.0", "library@2.0 after prefs:baseline@2.0"])
+        try coordinator.run()
+        #expect(prefs.store.contents.isEmpty)
+        #expect(library.store.contents == ["library@2.0"])
+    }
+
+    @Test func firstLaunchDecideLooksAtTheStore() throws {
+        for (legacy, expected) in [(["legacy row"], ["prefs@1.0", "prefs@2.0"]), ([], [])] {
+            let store = Store(legacy)
+            let coordinator = MigrationCoordinator(appVersion: "2.0")
+            let prefs = try coordinator.manager("prefs", store: store)
+            prefs.firstLaunchPolicy = .decide { store in store.contents.isEmpty ? .baseline : .runAll }
+            registerLogging(["1.0", "2.0"], on: prefs)
+            #expect(try coordinator.plan().managers[0].firstLaunch == (legacy.isEmpty ? .baseline : .runAll))
+            try coordinator.run()
+            #expect(store.contents == legacy + expected)
+            #expect(store.recordedStates["prefs"]?.level == "2.0")
+        }
+    }
+
+    @Test func failingDecisionIsATypedError() throws {
+        let coordinator = MigrationCoordinator(appVersion: "2.0")
+        let prefs = try coordinator.manager("prefs", store: Store([], name: "prefs file"))
+        prefs.firstLaunchPolicy = .decide { _ in throw TestFailure(message: "disk on fire") }
+        #expect(throws: MigrationError.firstLaunchDecisionFailed(manager: "prefs", store: "prefs file", reason: "disk on fire")) {
+            try coordinator.plan()
+        }
+    }
+
+    @Test func baselineAtAdoptsMidLifeOnce() throws {
+        let store = Store([])
+        for _ in 0..<2 {
+            let coordinator = MigrationCoordinator(appVersion: "2.0")
+            let prefs = try coordinator.manager("prefs", store: store)
+            registerLogging(["1.1", "1.2", "1.3", "2.0"], on: prefs)
+            let recorded = try prefs.baseline(at: "1.2")
+            #expect(recorded == (store.contents.isEmpty))
+            try coordinator.run()
+        }
+        #expect(store.contents == ["prefs@1.3", "prefs@2.0"])
+        #expect(store.recordedStates["prefs"]?.level == "2.0")
+    }
+
+    @Test func unreadableLevelIsAnErrorNotAFirstLaunch() throws {
+        let store = Store(["data"], name: "prefs file")
+        store.readFailure = TestFailure(message: "permission denied")
+        let coordinator = MigrationCoordinator(appVersion: "2.0")
+        let other = Store([])
+        registerLogging(["1.0"], on: try coordinator.manager("other", store: other))
+        registerLogging(["1.0"], on: try coordinator.manager("prefs", store: store))
+        let error = MigrationError.unreadableState(manager: "prefs", store: "prefs file", reason: "permission denied")
+        #expect(throws: error) { try coordinator.plan() }
+        #expect(throws: error) { try coordinator.run() }
+        #expect(store.contents == ["data"])
+        #expect(other.contents.isEmpty, "nothing runs when a level is unreadable")
+        #expect(error.description.contains("an unreadable level is never taken for a first launch"))
+    }
+
+    @Test func newerStoreFailsBeforeAnythingRuns() throws {
+        let newer = Store(["v3 data"], states: ["prefs": ManagerState(level: "3.0")], name: "prefs file")
+        let other = Store([])
+        let coordinator = MigrationCoordinator(appVersion: "2.0")
+        registerLogging(["1.0"], on: try coordinator.manager("other", store: other))
+        registerLogging(["1.0", "2.0"], on: try coordinator.manager("prefs", store: newer))
+        let error = MigrationError.storeIsNewer(manager: "prefs", store: "prefs file", level: "3.0", appVersion: "2.0")
+        #expect(throws: error) { try coordinator.run() }
+        #expect(other.contents.isEmpty)
+        #expect(newer.contents == ["v3 data"])
+        #expect(newer.recordedStates["prefs"]?.level == "3.0")
+        #expect(error.description.hasPrefix("Manager \"prefs\" on prefs file is at level 3.0, past app version 2.0"))
+    }
+
+    @Test func subMigrationOfTheAppVersionIsNotNewer() throws {
+        let store = Store([], states: ["prefs": ManagerState(level: "2.0-3")])
+        let coordinator = MigrationCoordinator(appVersion: "2.0")
+        registerLogging(["2.0", "2.0-3"], on: try coordinator.manager("prefs", store: store))
+        #expect(try coordinator.plan().isUpToDate)
+    }
+
+    @Test func newerStoreIgnoredLeavesItAlone() throws {
+        let newer = Store(["v3 data"], states: ["prefs": ManagerState(level: "3.0")])
+        let library = Store([])
+        let coordinator = MigrationCoordinator(appVersion: "2.0")
+        let prefs = try coordinator.manager("prefs", store: newer)
+        prefs.newerStorePolicy = .ignore
+        prefs.onAppVersionChange { _, _ in Issue.record("an ignored store's hook must not run") }
+        registerLogging(["1.0", "2.0"], on: prefs)
+        registerLogging(["2.0"], on: try coordinator.manager("library", store: library), dependsOn: ["2.0": [prefs.migration("2.0")]])
+        let plan = try coordinator.plan()
+        #expect(plan.managers[0].newerStore == .ignore)
+        #expect(plan.steps.map(\.description) == ["library@2.0"])
+        try coordinator.run()
+        #expect(newer.contents == ["v3 data"])
+        #expect(newer.recordedStates["prefs"]?.level == "3.0")
+        #expect(library.contents == ["library@2.0"])
+    }
+
+    @Test func newerRebuildableStoreIsReset() throws {
+        let cache = Store(["v3 thumbnails"], states: ["thumbs": ManagerState(level: "3.0")], rebuiltValue: [])
+        let coordinator = MigrationCoordinator(appVersion: "2.0")
+        let thumbs = try coordinator.manager("thumbs", store: cache)
+        thumbs.newerStorePolicy = .reset
+        registerLogging(["1.0", "2.0", "3.0"], on: thumbs)
+        #expect(try coordinator.plan().steps.map(\.id.description) == ["thumbs:reset", "thumbs@1.0", "thumbs@2.0"])
+        try coordinator.run()
+        #expect(cache.contents == ["thumbs@1.0", "thumbs@2.0"])
+        #expect(cache.recordedStates["thumbs"]?.level == "2.0")
+    }
+
+    @Test func resetPolicyOnADurableStoreIsRejected() throws {
+        let store = Store(["data"], states: ["prefs": ManagerState(level: "3.0")], name: "prefs file")
+        let coordinator = MigrationCoordinator(appVersion: "2.0")
+        let prefs = try coordinator.manager("prefs", store: store)
+        prefs.newerStorePolicy = .reset
+        #expect(throws: MigrationError.resetNotSupported(manager: "prefs", store: "prefs file")) { try coordinator.run() }
+        #expect(store.contents == ["data"])
+    }
+
+    @Test func appVersionChangeHookRunsOncePerChange() throws {
+        let store = Store([])
+        let log = EventLog()
+        for app: Version in ["1.0", "1.0", "2.0", "2.0", "2.1"] {
+            let coordinator = MigrationCoordinator(appVersion: app)
+            let prefs = try coordinator.manager("prefs", store: store)
+            registerLogging(["1.0", "2.0"], on: prefs, log: log)
+            prefs.onAppVersionChange { previous, current in log.append("hook \(previous?.description ?? "nil") → \(current)") }
+            try coordinator.run()
+        }
+        #expect(log.all == ["prefs@1.0", "hook nil → 1.0", "prefs@2.0", "hook 1.0 → 2.0", "hook 2.0 → 2.1"])
+        #expect(store.recordedStates["prefs"] == ManagerState(level: "2.0", appVersion: "2.1"))
+    }
+
+    @Test func failingHookIsRetriedNextLaunch() throws {
+        let store = Store([])
+        let attempts = EventLog()
+        for shouldFail in [true, false, false] {
+            let coordinator = MigrationCoordinator(appVersion: "2.0")
+            let prefs = try coordinator.manager("prefs", store: store)
+            prefs.onAppVersionChange { _, _ in
+                attempts.append("hook")
+                if shouldFail { throw TestFailure(message: "no network") }
+            }
+            if shouldFail {
+                #expect(throws: MigrationRunError.self) { try coordinator.run() }
+            } else {
+                try coordinator.run()
+            }
+        }
+        #expect(attempts.all == ["hook", "hook"])
+    }
+
+    @Test func resetForgetsTheLevel() throws {
+        let store = Store([])
+        let coordinator = MigrationCoordinator(appVersion: "2.0")
+        let prefs = try coordinator.manager("prefs", store: store)
+        registerLogging(["1.0", "2.0"], on: prefs)
+        try coordinator.run()
+        try coordinator.run()
+        try prefs.reset()
+        #expect(try prefs.level() == nil)
+        try coordinator.run()
+        #expect(store.contents == ["prefs@1.0", "prefs@2.0", "prefs@1.0", "prefs@2.0"])
+    }
+
+    @Test func managersSharingAStoreKeepSeparateLevels() throws {
+        let store = Store([])
+        let coordinator = MigrationCoordinator(appVersion: "2.0")
+        let a = try coordinator.manager("a", store: store)
+        let b = try coordinator.manager("b", store: store)
+        registerLogging(["1.0", "2.0"], on: a)
+        registerLogging(["1.5"], on: b)
+        try coordinator.run()
+        #expect(store.recordedStates == ["a": ManagerState(level: "2.0"), "b": ManagerState(level: "1.5")])
+        #expect(Set(store.contents) == ["a@1.0", "a@2.0", "b@1.5"])
+    }
+}
