@@ -115,14 +115,13 @@ public final class MigrationCoordinator: @unchecked Sendable {
     ///   or the run was cancelled.
     @discardableResult
     public func run() async throws -> MigrationReport {
-        let handle = HandleBox()
+        let handle = MigrationRunHandle()
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
-                handle.value = start { result in continuation.resume(with: result) }
-                if Task.isCancelled { handle.value?.cancel() }
+                start(handle: handle) { result in continuation.resume(with: result) }
             }
         } onCancel: {
-            handle.value?.cancel()
+            handle.cancel()
         }
     }
 
@@ -142,16 +141,14 @@ public final class MigrationCoordinator: @unchecked Sendable {
         let handle = MigrationRunHandle()
         let workQueue = DispatchQueue(label: "StoreMigrations.MigrationCoordinator.run", qos: .userInitiated)
         workQueue.async {
-            let run = self.start { result in queue.async { completion(result) } }
-            handle.attach(run)
+            self.start(handle: handle) { result in queue.async { completion(result) } }
         }
         return handle
     }
 
-    /// Plans and starts a run; `completion` is called once, on any thread. Returns `nil` when
-    /// planning failed (then `completion` has already been called).
-    @discardableResult
-    private func start(completion: @escaping @Sendable (Result<MigrationReport, any Error>) -> Void) -> MigrationRun? {
+    /// Plans and starts a run; `completion` is called once, on any thread. The run is attached to
+    /// `handle` before its first step starts, so that a cancellation is never applied late.
+    private func start(handle: MigrationRunHandle? = nil, completion: @escaping @Sendable (Result<MigrationReport, any Error>) -> Void) {
         let startedAt = Date()
         let clockStart = ContinuousClock.now
         let progress = Progress(totalUnitCount: 0)
@@ -160,15 +157,16 @@ public final class MigrationCoordinator: @unchecked Sendable {
         do {
             executable = try executablePlan()
         } catch {
+            handle?.attach(nil)
             completion(.failure(error))
-            return nil
+            return
         }
         let run = MigrationRun(executable: executable, observer: observer, startedAt: startedAt, clockStart: clockStart, progress: progress)
         progress.cancellationHandler = { [weak run] in run?.cancel() }
+        handle?.attach(run)
         run.start(maxConcurrentStores: maxConcurrent, failurePolicy: failurePolicy) { report in
             completion(report.succeeded ? .success(report) : .failure(MigrationRunError(report: report)))
         }
-        return run
     }
 
     private func executablePlan() throws -> ExecutablePlan {
@@ -180,15 +178,6 @@ public final class MigrationCoordinator: @unchecked Sendable {
 
     private final class ResultBox: @unchecked Sendable {
         var result: Result<MigrationReport, any Error>?
-    }
-
-    private final class HandleBox: @unchecked Sendable {
-        private let lock = NSLock()
-        private var run: MigrationRun?
-        var value: MigrationRun? {
-            get { lock.withLock { run } }
-            set { lock.withLock { run = newValue } }
-        }
     }
 }
 

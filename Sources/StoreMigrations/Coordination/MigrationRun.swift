@@ -43,7 +43,9 @@ final class MigrationRun: Sendable {
         progress.totalUnitCount = Int64(executable.steps.count)
     }
 
-    var isCancelled: Bool { scheduler.isCancelled }
+    /// Whether the run or its progress was cancelled. The progress is checked too because a
+    /// parent's cancellation reaches `cancellationHandler` asynchronously.
+    var isCancelled: Bool { scheduler.isCancelled || progress.isCancelled }
 
     func cancel() { scheduler.cancel() }
 
@@ -64,6 +66,7 @@ final class MigrationRun: Sendable {
     }
 
     private func execute(_ index: Int) -> Scheduler.Result {
+        if isCancelled { return Scheduler.Result(outcome: .cancelled) }
         let planned = executable.plan.steps[index]
         let step = executable.steps[index]
         let manager = executable.managers[step.manager]
@@ -78,7 +81,7 @@ final class MigrationRun: Sendable {
             case .migrate:
                 let context = MigrationContext(
                     manager: manager.name, version: planned.version!, progress: stepProgress,
-                    isCancelled: { [scheduler] in scheduler.isCancelled },
+                    isCancelled: { [self] in isCancelled },
                     onProgress: { fraction in observer?(.progress(planned, fraction)) })
                 outcome = .succeeded(try manager.apply(step.position!, context))
             case .baseline:

@@ -41,6 +41,9 @@ final class Scheduler: @unchecked Sendable {
     private var finished = 0
     private var stopping = false
     private var completion: (@Sendable ([Result]) -> Void)?
+    /// Skips not yet told to `onSkip`, which is called outside the lock so that an observer may
+    /// call back into the run (to cancel it, say) without deadlocking.
+    private var unannouncedSkips: [(step: Int, because: Int?)] = []
 
     /// - Parameters:
     ///   - execute: Runs one step and says how it ended; called on the scheduler's queue.
@@ -70,17 +73,23 @@ final class Scheduler: @unchecked Sendable {
         self.completion = completion
         for step in steps.indices where remainingPredecessors[step] == 0 { ready.insert(step) }
         dispatchReadySteps()
+        let skips = unannouncedSkips
+        unannouncedSkips.removeAll()
         let done = takeCompletionIfDone()
         lock.unlock()
+        for skip in skips { onSkip(skip.step, skip.because) }
         done?()
     }
 
     /// Starts nothing new; steps already running finish, the others end as cancelled.
     func cancel() {
         lock.lock()
-        stopStartingSteps(because: nil)
+        stopStartingSteps()
+        let skips = unannouncedSkips
+        unannouncedSkips.removeAll()
         let done = takeCompletionIfDone()
         lock.unlock()
+        for skip in skips { onSkip(skip.step, skip.because) }
         done?()
     }
 
@@ -94,10 +103,13 @@ final class Scheduler: @unchecked Sendable {
         storeBusy[store] = false
         for waiting in waitingForStore[store] { ready.insert(waiting) }
         waitingForStore[store].removeAll()
-        if case .failed = result.outcome {
+        switch result.outcome {
+        case .failed:
             skipDependents(of: step)
-            if failurePolicy == .stopOnFirstFailure { stopStartingSteps(because: nil) }
-        } else {
+            if failurePolicy == .stopOnFirstFailure { stopStartingSteps() }
+        case .cancelled:
+            stopStartingSteps()
+        case .succeeded, .skipped:
             for successor in steps[step].successors {
                 remainingPredecessors[successor] -= 1
                 if remainingPredecessors[successor] == 0, results[successor] == nil, !stopping {
@@ -106,8 +118,11 @@ final class Scheduler: @unchecked Sendable {
             }
         }
         dispatchReadySteps()
+        let skips = unannouncedSkips
+        unannouncedSkips.removeAll()
         let done = takeCompletionIfDone()
         lock.unlock()
+        for skip in skips { onSkip(skip.step, skip.because) }
         done?()
     }
 
@@ -132,20 +147,20 @@ final class Scheduler: @unchecked Sendable {
         while let step = stack.popLast() {
             guard results[step] == nil else { continue }
             record(Result(outcome: .skipped(because: failed)), for: step)
-            onSkip(step, failed)
+            unannouncedSkips.append((step, failed))
             stack.append(contentsOf: steps[step].successors)
         }
     }
 
     /// Call with `lock` held.
-    private func stopStartingSteps(because failed: Int?) {
+    private func stopStartingSteps() {
         guard !stopping else { return }
         stopping = true
         ready.removeAll()
         for index in waitingForStore.indices { waitingForStore[index].removeAll() }
         for step in steps.indices where results[step] == nil && !isRunning[step] {
             record(Result(outcome: .cancelled), for: step)
-            onSkip(step, failed)
+            unannouncedSkips.append((step, nil))
         }
     }
 
