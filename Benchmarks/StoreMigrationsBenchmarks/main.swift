@@ -1,1 +1,56 @@
-print("benchmarks: coming")
+import Foundation
+
+/// `swift run -c release benchmarks [--quick] [--json PATH] [--only NAME] [--stores S --per P]`
+struct Options {
+    var quick = false
+    var jsonPath: String?
+    var only: String?
+    var stores: Int?
+    var perStore: Int?
+
+    init(arguments: [String]) {
+        var iterator = arguments.makeIterator()
+        while let argument = iterator.next() {
+            switch argument {
+            case "--quick": quick = true
+            case "--json": jsonPath = iterator.next()
+            case "--only": only = iterator.next()
+            case "--stores": stores = iterator.next().flatMap(Int.init)
+            case "--per": perStore = iterator.next().flatMap(Int.init)
+            case "--help", "-h":
+                print("usage: benchmarks [--quick] [--json PATH] [--only NAME] [--stores S --per P]")
+                exit(0)
+            default:
+                FileHandle.standardError.write(Data("unknown argument \(argument); see --help\n".utf8))
+                exit(2)
+            }
+        }
+    }
+
+    func wants(_ name: String) -> Bool { only.map { name.contains($0) } ?? true }
+}
+
+let options = Options(arguments: Array(CommandLine.arguments.dropFirst()))
+#if DEBUG
+print("note: a debug build; measure with `swift run -c release benchmarks`")
+#endif
+let timer = Timer(runs: options.quick ? 1 : 5)
+var results: [Measurement] = []
+
+if options.wants("scheduler") {
+    let workload = SchedulerWorkload(
+        stores: options.stores ?? (options.quick ? 20 : 1_000), perStore: options.perStore ?? (options.quick ? 10 : 100), timer: timer)
+    results += try workload.run()
+}
+if options.wants("parallel") {
+    results += try ParallelStoresWorkload(seconds: options.quick ? 0.05 : 1, timer: Timer(runs: options.quick ? 1 : 3)).run()
+}
+
+print("")
+printTable(results)
+let encoder = JSONEncoder()
+encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+let json = try encoder.encode(results)
+print("")
+print(String(decoding: json, as: UTF8.self))
+if let path = options.jsonPath { try json.write(to: URL(fileURLWithPath: path)) }

@@ -53,6 +53,17 @@ import Testing
         #expect(throws: VersionError(text: "1.", reason: "it ends where a number is expected")) { try Version(parsing: "1.") }
     }
 
+    @Test func compactAndLargeVersionsCompareAlike() throws {
+        // Versions of more than four components or past 32 bits take another representation.
+        let ordered: [Version] = ["1.2.3.4", "1.2.3.4-0", "1.2.3.4-4294967296", "1.2.3.4.5", "4294967295", "4294967295-1", "4294967296", "4294967296.1"]
+        #expect(ordered.reversed().sorted() == ordered)
+        #expect(Version("1.2.3.4.0.0") == Version("1.2.3.4"))
+        #expect(Set<Version>(["1.2.3.4.0", "1.2.3.4", "01.2.3.4"]).count == 1)
+        #expect(Version(Int(UInt32.max) + 1) == Version("4294967296"))
+        #expect(Version("4294967296.1-7").base == Version("4294967296.1"))
+        #expect(Version("1.2-7").base.description == "1.2")
+    }
+
     @Test func literalsAndLevels() {
         let level: Version = 3
         let text: Version = "3"

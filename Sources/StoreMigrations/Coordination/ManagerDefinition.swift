@@ -1,6 +1,7 @@
 /// A manager as the graph, the planner and the scheduler see it: its migrations sorted by
 /// version, its policies, and closures that reach its store without knowing the store's type.
-struct ManagerDefinition: Sendable {
+/// A class, so that running a step does not copy its many closures.
+final class ManagerDefinition: Sendable {
     let name: String
     let storeID: ObjectIdentifier
     let storeDescription: String
@@ -16,26 +17,62 @@ struct ManagerDefinition: Sendable {
     let apply: @Sendable (_ position: Int, MigrationContext) throws -> StoreApplyOutcome
     let updateState: @Sendable (_ update: (inout ManagerState) -> Void) throws -> Void
     let rebuild: @Sendable () throws -> Void
+
+    init(
+        name: String, storeID: ObjectIdentifier, storeDescription: String, isRebuildable: Bool, versions: [Version],
+        dependencies: [[MigrationReference]], newerStorePolicy: NewerStorePolicy,
+        hook: (@Sendable (Version?, Version) throws -> Void)?,
+        readState: @escaping @Sendable () throws -> ManagerState,
+        decideFirstLaunch: @escaping @Sendable () throws -> FirstLaunchDecision,
+        apply: @escaping @Sendable (_ position: Int, MigrationContext) throws -> StoreApplyOutcome,
+        updateState: @escaping @Sendable (_ update: (inout ManagerState) -> Void) throws -> Void,
+        rebuild: @escaping @Sendable () throws -> Void
+    ) {
+        self.name = name
+        self.storeID = storeID
+        self.storeDescription = storeDescription
+        self.isRebuildable = isRebuildable
+        self.versions = versions
+        self.dependencies = dependencies
+        self.newerStorePolicy = newerStorePolicy
+        self.hook = hook
+        self.readState = readState
+        self.decideFirstLaunch = decideFirstLaunch
+        self.apply = apply
+        self.updateState = updateState
+        self.rebuild = rebuild
+    }
 }
 
 extension MigrationManager {
     /// Freezes the manager's registrations and policies for one plan or run.
     func definition() -> ManagerDefinition {
         let snapshot = snapshot()
-        // A stable sort keeps duplicates in registration order, so the graph reports them
-        // deterministically.
-        let registrations = snapshot.registrations.sorted { $0.version < $1.version }
+        var registrations = snapshot.registrations
+        // Apps usually register in version order; a stable sort otherwise keeps duplicates in
+        // registration order, so the graph reports them deterministically.
+        if zip(registrations, registrations.dropFirst()).contains(where: { $1.version < $0.version }) {
+            registrations.sort { $0.version < $1.version }
+        }
         let store = self.store
         let name = self.name
-        let bodies = registrations.map(\.body)
+        var versions: [Version] = [], dependencies: [[MigrationReference]] = [], bodies: [BodyWithContext] = []
+        versions.reserveCapacity(registrations.count)
+        dependencies.reserveCapacity(registrations.count)
+        bodies.reserveCapacity(registrations.count)
+        for registration in registrations {
+            versions.append(registration.version)
+            dependencies.append(registration.dependencies)
+            bodies.append(registration.body)
+        }
         let firstLaunch = snapshot.firstLaunch
         return ManagerDefinition(
             name: name,
             storeID: ObjectIdentifier(store),
             storeDescription: store.description,
             isRebuildable: store.isRebuildable,
-            versions: registrations.map(\.version),
-            dependencies: registrations.map(\.dependencies),
+            versions: versions,
+            dependencies: dependencies,
             newerStorePolicy: snapshot.newerStore,
             hook: snapshot.hook,
             readState: { [self] in try readState() },
@@ -52,9 +89,9 @@ extension MigrationManager {
                     }
                 }
             },
-            apply: { position, context in
+            apply: { [versions, bodies] position, context in
                 let migration = StoreMigration<Store.Content>(
-                    manager: name, version: registrations[position].version, context: context,
+                    manager: name, version: versions[position], context: context,
                     body: bodies[position])
                 return try store.apply(migration)
             },

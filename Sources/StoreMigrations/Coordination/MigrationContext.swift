@@ -19,37 +19,34 @@ public final class MigrationContext: Sendable {
     public let manager: String
     /// The migration's version.
     public let version: Version
-    /// The step's progress, a child of the run's progress; its total is 1,000 units.
-    public let progress: Progress
-    private let isCancelledCheck: @Sendable () -> Bool
-    private let progressHandler: @Sendable (Double) -> Void
+    private let run: any MigrationRunControl
+    private let step: Int
 
-    init(
-        manager: String,
-        version: Version,
-        progress: Progress,
-        isCancelled: @escaping @Sendable () -> Bool,
-        onProgress: @escaping @Sendable (Double) -> Void
-    ) {
+    init(manager: String, version: Version, run: any MigrationRunControl, step: Int) {
         self.manager = manager
         self.version = version
-        self.progress = progress
-        self.isCancelledCheck = isCancelled
-        self.progressHandler = onProgress
+        self.run = run
+        self.step = step
     }
 
     /// A context for running a store's migration outside a coordinator, e.g. in a store's tests.
     public convenience init(manager: String, version: Version) {
-        self.init(
-            manager: manager, version: version,
-            progress: Progress(totalUnitCount: MigrationContext.progressUnits),
-            isCancelled: { false }, onProgress: { _ in })
+        self.init(manager: manager, version: version, run: StandaloneRun(), step: 0)
     }
 
     static let progressUnits: Int64 = 1_000
 
+    static func units(_ fraction: Double) -> Int64 {
+        Int64((fraction * Double(progressUnits)).rounded())
+    }
+
+    /// The step's progress, a child of the run's progress; its total is 1,000 units. Advance it
+    /// with ``reportProgress(_:)``, which is safe to call from any thread. Made on first use, so
+    /// that steps which never report cost the run nothing.
+    public var progress: Progress { run.progress(ofStep: step) }
+
     /// Whether the run was cancelled. In-flight steps may finish; throwing rolls them back.
-    public var isCancelled: Bool { isCancelledCheck() }
+    public var isCancelled: Bool { run.isCancelled }
 
     /// Throws `CancellationError` if the run was cancelled.
     public func checkCancellation() throws {
@@ -58,13 +55,32 @@ public final class MigrationContext: Sendable {
 
     /// Reports that `fraction` (0...1) of the step is done.
     public func reportProgress(_ fraction: Double) {
-        let clamped = min(max(fraction, 0), 1)
-        progress.completedUnitCount = Int64((clamped * Double(Self.progressUnits)).rounded())
-        progressHandler(clamped)
+        run.reportProgress(ofStep: step, fraction: min(max(fraction, 0), 1))
     }
 
     /// Reports that `completed` of `total` units of work are done.
     public func reportProgress(completed: Int, of total: Int) {
         reportProgress(total > 0 ? Double(completed) / Double(total) : 1)
+    }
+}
+
+/// What a ``MigrationContext`` needs from the run its step belongs to.
+protocol MigrationRunControl: AnyObject, Sendable {
+    var isCancelled: Bool { get }
+    func progress(ofStep step: Int) -> Progress
+    func reportProgress(ofStep step: Int, fraction: Double)
+}
+
+/// The run of a context made outside a coordinator: never cancelled, with a progress of its own.
+private final class StandaloneRun: MigrationRunControl {
+    private let stepProgress = Progress(totalUnitCount: MigrationContext.progressUnits)
+    private let lock = NSLock()
+
+    var isCancelled: Bool { false }
+
+    func progress(ofStep step: Int) -> Progress { stepProgress }
+
+    func reportProgress(ofStep step: Int, fraction: Double) {
+        lock.withLock { stepProgress.completedUnitCount = MigrationContext.units(fraction) }
     }
 }

@@ -3,13 +3,18 @@ import Foundation
 
 /// One execution of a plan: carries out each step against its store, tells the observer, keeps
 /// the run's `Progress` tree, and turns the scheduler's results into a ``MigrationReport``.
-final class MigrationRun: Sendable {
+final class MigrationRun: MigrationRunControl, @unchecked Sendable {
     private let executable: ExecutablePlan
     private let observer: (@Sendable (MigrationEvent) -> Void)?
     private let startedAt: Date
     private let clockStart: ContinuousClock.Instant
     let progress: Progress
     private let scheduler: LockedScheduler
+    /// Serializes changes to the progress tree: swift-corelibs-foundation's `Progress` does not
+    /// synchronize adding children or propagating counts to a shared parent. Guards `stepProgress`.
+    private let progressLock = NSLock()
+    /// Each step's child progress, made when its body first asks for it.
+    private var stepProgress: [Progress?]
 
     /// Holds the scheduler, which needs the run's `execute` closure and so is made after it.
     private final class LockedScheduler: @unchecked Sendable {
@@ -40,6 +45,7 @@ final class MigrationRun: Sendable {
         self.clockStart = clockStart
         self.progress = progress
         self.scheduler = LockedScheduler()
+        self.stepProgress = Array(repeating: nil, count: executable.steps.count)
         progress.totalUnitCount = Int64(executable.steps.count)
     }
 
@@ -56,8 +62,7 @@ final class MigrationRun: Sendable {
             failurePolicy: failurePolicy,
             execute: { [self] index in execute(index) },
             onSkip: { [self] index, failed in
-                // A finished child keeps the count consistent with concurrently finishing steps.
-                Progress(totalUnitCount: 1, parent: progress, pendingUnitCount: 1).completedUnitCount = 1
+                finishProgress(ofStep: index)
                 observer?(.skipped(executable.plan.steps[index], because: failed.map { executable.plan.steps[$0].id }))
             })
         self.scheduler.value = scheduler
@@ -66,42 +71,73 @@ final class MigrationRun: Sendable {
     }
 
     private func execute(_ index: Int) -> Scheduler.Result {
-        if isCancelled { return Scheduler.Result(outcome: .cancelled) }
-        let planned = executable.plan.steps[index]
+        if isCancelled {
+            finishProgress(ofStep: index)
+            return Scheduler.Result(outcome: .cancelled)
+        }
         let step = executable.steps[index]
         let manager = executable.managers[step.manager]
-        let stepProgress = Progress(totalUnitCount: MigrationContext.progressUnits, parent: progress, pendingUnitCount: 1)
+        let action = executable.plan.steps[index].action
+        let version = executable.plan.steps[index].version
+        // Events carry the planned step; without an observer the step is not copied at all.
         let observer = self.observer
-        observer?(.started(planned))
+        if let observer { observer(.started(executable.plan.steps[index])) }
         let startedAt = Date()
         let start = ContinuousClock.now
         let outcome: Scheduler.Outcome
         do {
-            switch planned.action {
+            switch action {
             case .migrate:
-                let context = MigrationContext(
-                    manager: manager.name, version: planned.version!, progress: stepProgress,
-                    isCancelled: { [self] in isCancelled },
-                    onProgress: { fraction in observer?(.progress(planned, fraction)) })
+                let context = MigrationContext(manager: manager.name, version: version!, run: self, step: index)
                 outcome = .succeeded(try manager.apply(step.position!, context))
             case .baseline:
-                outcome = .succeeded(try recordBaseline(planned.version!, of: manager))
+                outcome = .succeeded(try recordBaseline(version!, of: manager))
             case .reset:
                 try manager.rebuild()
                 outcome = .succeeded(.applied)
             case .appVersionChange:
-                outcome = .succeeded(try runHook(of: manager, previous: planned.previousAppVersion, current: planned.version!))
+                outcome = .succeeded(try runHook(of: manager, current: version!))
             }
         } catch {
             outcome = .failed(error)
         }
         let duration = (ContinuousClock.now - start).seconds
-        stepProgress.completedUnitCount = stepProgress.totalUnitCount
-        switch outcome {
-        case .failed(let error): observer?(.failed(planned, error))
-        default: observer?(.finished(planned, duration: duration))
+        finishProgress(ofStep: index)
+        if let observer {
+            switch outcome {
+            case .failed(let error): observer(.failed(executable.plan.steps[index], error))
+            default: observer(.finished(executable.plan.steps[index], duration: duration))
+            }
         }
         return Scheduler.Result(outcome: outcome, startedAt: startedAt, duration: duration)
+    }
+
+    func progress(ofStep step: Int) -> Progress {
+        progressLock.withLock { childProgress(ofStep: step) }
+    }
+
+    func reportProgress(ofStep step: Int, fraction: Double) {
+        progressLock.withLock { childProgress(ofStep: step).completedUnitCount = MigrationContext.units(fraction) }
+        observer?(.progress(executable.plan.steps[step], fraction))
+    }
+
+    /// Call with `progressLock` held.
+    private func childProgress(ofStep step: Int) -> Progress {
+        if let existing = stepProgress[step] { return existing }
+        let child = Progress(totalUnitCount: MigrationContext.progressUnits, parent: progress, pendingUnitCount: 1)
+        stepProgress[step] = child
+        return child
+    }
+
+    /// Completes a step's unit of the run's progress, through its child when it has one.
+    private func finishProgress(ofStep step: Int) {
+        progressLock.withLock {
+            if let child = stepProgress[step] {
+                child.completedUnitCount = child.totalUnitCount
+            } else {
+                progress.completedUnitCount += 1
+            }
+        }
     }
 
     /// Records a first-launch baseline unless another process gave the manager a level meanwhile.
@@ -117,7 +153,7 @@ final class MigrationRun: Sendable {
         return outcome
     }
 
-    private func runHook(of manager: ManagerDefinition, previous: Version?, current: Version) throws -> StoreApplyOutcome {
+    private func runHook(of manager: ManagerDefinition, current: Version) throws -> StoreApplyOutcome {
         let recorded = try manager.readState().appVersion
         if recorded == current { return .alreadyApplied(level: current) }
         try manager.hook?(recorded, current)

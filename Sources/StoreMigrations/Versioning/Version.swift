@@ -14,11 +14,51 @@
 /// Components may have any number of digits; they are compared as numbers, not as text
 /// (`1.10 > 1.9`).
 public struct Version: Sendable {
-    /// The numeric components, each as decimal digits without leading zeros ("0" for zero),
-    /// with trailing zero components removed so that equal versions have equal storage.
-    let normalizedComponents: [String]
-    /// The sub-migration number, normalized like a component; `nil` for a plain version.
-    let normalizedSubMigration: String?
+    /// The normalized value: trailing zero components removed, leading zeros dropped, so that
+    /// equal versions have equal storage.
+    enum Storage: Hashable, Sendable {
+        /// Up to four components (missing ones are zero) and a sub-migration number that each fit
+        /// in 32 bits, the common case: no allocation, so plans of many thousands of steps copy
+        /// versions for free. `subMigration` is 0 for none and `S + 1` for `-S`.
+        case compact(UInt32, UInt32, UInt32, UInt32, subMigration: UInt64)
+        /// Anything larger, as decimal digit strings without leading zeros.
+        case arbitrary(components: [String], subMigration: String?)
+
+        init(components: [String], subMigration: String?) {
+            var components = components
+            while components.count > 1, components.last == "0" { components.removeLast() }
+            if components.count <= 4, let numbers = Self.compactNumbers(components),
+               subMigration.map({ UInt32($0) != nil }) ?? true {
+                let sub = subMigration.flatMap { UInt32($0) }.map { UInt64($0) + 1 } ?? 0
+                self = .compact(numbers[0], numbers[1], numbers[2], numbers[3], subMigration: sub)
+            } else {
+                self = .arbitrary(components: components, subMigration: subMigration)
+            }
+        }
+
+        private static func compactNumbers(_ components: [String]) -> [UInt32]? {
+            var numbers: [UInt32] = [0, 0, 0, 0]
+            for (index, component) in components.enumerated() {
+                guard let number = UInt32(component) else { return nil }
+                numbers[index] = number
+            }
+            return numbers
+        }
+
+        /// The digit strings of the components (at least one) and of the sub-migration number.
+        var digits: (components: [String], subMigration: String?) {
+            switch self {
+            case let .arbitrary(components, subMigration):
+                return (components, subMigration)
+            case let .compact(c0, c1, c2, c3, subMigration):
+                var components = [c0, c1, c2, c3].map { String($0) }
+                while components.count > 1, components.last == "0" { components.removeLast() }
+                return (components, subMigration == 0 ? nil : String(subMigration - 1))
+            }
+        }
+    }
+
+    let storage: Storage
     /// The text the version was written as, kept for display.
     private let text: String
 
@@ -58,11 +98,7 @@ public struct Version: Sendable {
         guard index == utf8.count else {
             throw VersionError(text: text, reason: Version.reason(at: index, in: utf8))
         }
-        while components.count > 1, components.last == "0" {
-            components.removeLast()
-        }
-        self.normalizedComponents = components
-        self.normalizedSubMigration = subMigration
+        self.storage = Storage(components: components, subMigration: subMigration)
         self.text = text
     }
 
@@ -78,26 +114,38 @@ public struct Version: Sendable {
     /// - Precondition: `level` is not negative.
     public init(_ level: Int) {
         precondition(level >= 0, "Version \(level) is negative; versions are non-negative integers")
-        self.normalizedComponents = [String(level)]
-        self.normalizedSubMigration = nil
+        if let compact = UInt32(exactly: level) {
+            self.storage = .compact(compact, 0, 0, 0, subMigration: 0)
+        } else {
+            self.storage = .arbitrary(components: [String(level)], subMigration: nil)
+        }
         self.text = String(level)
     }
 
     /// This version without its sub-migration number: `1.1` for `1.1-2`.
     public var base: Version {
-        guard normalizedSubMigration != nil else { return self }
-        return Version(components: normalizedComponents, subMigration: nil)
+        switch storage {
+        case .compact(_, _, _, _, subMigration: 0), .arbitrary(_, subMigration: nil):
+            return self
+        case let .compact(c0, c1, c2, c3, _):
+            return Version(storage: .compact(c0, c1, c2, c3, subMigration: 0))
+        case let .arbitrary(components, _):
+            return Version(storage: .arbitrary(components: components, subMigration: nil))
+        }
     }
 
     /// Whether the version names a sub-migration (`1.1-2`).
-    public var isSubMigration: Bool { normalizedSubMigration != nil }
+    public var isSubMigration: Bool {
+        switch storage {
+        case .compact(_, _, _, _, let subMigration): return subMigration != 0
+        case .arbitrary(_, let subMigration): return subMigration != nil
+        }
+    }
 
-    init(components: [String], subMigration: String?) {
-        self.normalizedComponents = components
-        self.normalizedSubMigration = subMigration
-        var text = components.joined(separator: ".")
-        if let subMigration { text += "-" + subMigration }
-        self.text = text
+    private init(storage: Storage) {
+        self.storage = storage
+        let digits = storage.digits
+        self.text = digits.components.joined(separator: ".") + (digits.subMigration.map { "-" + $0 } ?? "")
     }
 }
 
@@ -122,21 +170,23 @@ public struct VersionError: Error, Sendable, Hashable, CustomStringConvertible {
 
 extension Version: Comparable {
     public static func == (lhs: Version, rhs: Version) -> Bool {
-        lhs.normalizedComponents == rhs.normalizedComponents
-            && lhs.normalizedSubMigration == rhs.normalizedSubMigration
+        lhs.storage == rhs.storage
     }
 
     public static func < (lhs: Version, rhs: Version) -> Bool {
-        let count = max(lhs.normalizedComponents.count, rhs.normalizedComponents.count)
-        for position in 0..<count {
-            let left = position < lhs.normalizedComponents.count ? lhs.normalizedComponents[position] : "0"
-            let right = position < rhs.normalizedComponents.count ? rhs.normalizedComponents[position] : "0"
-            if let order = compareNumbers(left, right) { return order }
+        if case let .compact(l0, l1, l2, l3, leftSub) = lhs.storage, case let .compact(r0, r1, r2, r3, rightSub) = rhs.storage {
+            return (l0, l1, l2, l3, leftSub) < (r0, r1, r2, r3, rightSub)
         }
-        switch (lhs.normalizedSubMigration, rhs.normalizedSubMigration) {
+        let left = lhs.storage.digits, right = rhs.storage.digits
+        for position in 0..<max(left.components.count, right.components.count) {
+            let leftComponent = position < left.components.count ? left.components[position] : "0"
+            let rightComponent = position < right.components.count ? right.components[position] : "0"
+            if let order = compareNumbers(leftComponent, rightComponent) { return order }
+        }
+        switch (left.subMigration, right.subMigration) {
         case (nil, nil), (.some, nil): return false
         case (nil, .some): return true
-        case let (.some(left), .some(right)): return compareNumbers(left, right) ?? false
+        case let (.some(leftSub), .some(rightSub)): return compareNumbers(leftSub, rightSub) ?? false
         }
     }
 
@@ -152,8 +202,7 @@ extension Version: Comparable {
 
 extension Version: Hashable {
     public func hash(into hasher: inout Hasher) {
-        hasher.combine(normalizedComponents)
-        hasher.combine(normalizedSubMigration)
+        hasher.combine(storage)
     }
 }
 

@@ -1,0 +1,115 @@
+import Foundation
+
+/// One row of the results: the library's way against its baseline, timed on identical inputs.
+struct Measurement: Codable {
+    let workload: String
+    let metric: String
+    let runs: Int
+    let libraryMedian: Double
+    let baselineMedian: Double?
+    let target: String
+    /// Peak resident memory above the process's level before the timed code, in MiB.
+    var libraryPeakMiB: Double?
+    var baselinePeakMiB: Double?
+
+    var ratio: Double? { baselineMedian.map { libraryMedian / $0 } }
+}
+
+/// Times closures: a warm-up, then `runs` timed runs, and keeps the median.
+struct Timer {
+    let runs: Int
+
+    /// Times `body`, calling `prepare` before each run outside the timed part.
+    func median(prepare: () throws -> Void = {}, _ body: () throws -> Void) throws -> Double {
+        try prepare()
+        try body()
+        var samples: [Double] = []
+        for _ in 0..<runs {
+            try prepare()
+            let start = ContinuousClock.now
+            try body()
+            let elapsed = ContinuousClock.now - start
+            samples.append(Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
+        }
+        samples.sort()
+        return samples[samples.count / 2]
+    }
+}
+
+/// Peak resident memory, from Linux's /proc (VmHWM), which `clear_refs` resets between
+/// measurements. Elsewhere it reports nothing.
+enum PeakMemory {
+    static func reset() {
+        try? "5".write(toFile: "/proc/self/clear_refs", atomically: false, encoding: .utf8)
+    }
+
+    static func current(_ field: String = "VmHWM") -> Double? {
+        guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return nil }
+        for line in status.split(separator: "\n") where line.hasPrefix(field + ":") {
+            let kilobytes = line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first.flatMap { Double($0) }
+            return kilobytes.map { $0 / 1024 }
+        }
+        return nil
+    }
+
+    /// Runs `body` and returns how far the peak rose above the resident size before it, in MiB.
+    static func measure(_ body: () throws -> Void) rethrows -> Double? {
+        reset()
+        let before = current("VmRSS")
+        try body()
+        guard let before, let peak = current() else { return nil }
+        return max(0, peak - before)
+    }
+}
+
+/// A seeded generator, so that every run builds the same datasets.
+struct SplitMix64: RandomNumberGenerator {
+    private var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+/// A line that rewrites itself while a dataset is built.
+struct ProgressLine {
+    let label: String
+    func update(_ done: Int, of total: Int) {
+        guard total > 0, done == total || done % max(1, total / 20) == 0 else { return }
+        FileHandle.standardError.write(Data("\r  building \(label): \(done * 100 / total)%".utf8))
+        if done == total { FileHandle.standardError.write(Data("\n".utf8)) }
+    }
+}
+
+func temporaryDirectory(_ name: String) throws -> URL {
+    let url = FileManager.default.temporaryDirectory.appendingPathComponent("store-migrations-bench-\(name)-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    return url
+}
+
+func formatSeconds(_ seconds: Double) -> String {
+    if seconds < 0.001 { return String(format: "%.1f µs", seconds * 1e6) }
+    if seconds < 1 { return String(format: "%.2f ms", seconds * 1e3) }
+    return String(format: "%.3f s", seconds)
+}
+
+func printTable(_ rows: [Measurement]) {
+    let header = ["workload", "metric", "runs", "library", "baseline", "ratio", "peak MiB (lib/base)", "target"]
+    var table = [header]
+    for row in rows {
+        let memory = row.libraryPeakMiB.map { lib in String(format: "%.1f / %@", lib, row.baselinePeakMiB.map { String(format: "%.1f", $0) } ?? "-") } ?? "-"
+        table.append([
+            row.workload, row.metric, String(row.runs), formatSeconds(row.libraryMedian),
+            row.baselineMedian.map(formatSeconds) ?? "-", row.ratio.map { String(format: "%.2f×", $0) } ?? "-", memory, row.target,
+        ])
+    }
+    let widths = header.indices.map { column in table.map { $0[column].count }.max() ?? 0 }
+    for (index, row) in table.enumerated() {
+        print(row.enumerated().map { $0.element.padding(toLength: widths[$0.offset], withPad: " ", startingAt: 0) }.joined(separator: " | "))
+        if index == 0 { print(widths.map { String(repeating: "-", count: $0) }.joined(separator: "-|-")) }
+    }
+}
