@@ -51,7 +51,7 @@ extension MigrationManager {
         var registrations = snapshot.registrations
         // Apps usually register in version order; a stable sort otherwise keeps duplicates in
         // registration order, so the graph reports them deterministically.
-        if zip(registrations, registrations.dropFirst()).contains(where: { $1.version < $0.version }) {
+        if registrations.indices.dropFirst().contains(where: { registrations[$0].version < registrations[$0 - 1].version }) {
             registrations.sort { $0.version < $1.version }
         }
         let store = self.store

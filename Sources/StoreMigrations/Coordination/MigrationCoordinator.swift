@@ -161,7 +161,9 @@ public final class MigrationCoordinator: @unchecked Sendable {
             completion(.failure(error))
             return
         }
-        let run = MigrationRun(executable: executable, observer: observer, startedAt: startedAt, clockStart: clockStart, progress: progress)
+        let run = MigrationRun(
+            executable: executable, observer: observer, startedAt: startedAt, clockStart: clockStart,
+            planningDuration: (ContinuousClock.now - clockStart).seconds, progress: progress)
         progress.cancellationHandler = { [weak run] in run?.cancel() }
         handle?.attach(run)
         run.start(maxConcurrentStores: maxConcurrent, failurePolicy: failurePolicy) { report in

@@ -92,6 +92,9 @@ public struct MigrationReport: Sendable, Codable, CustomStringConvertible {
     public let startedAt: Date
     /// How long the run took, planning included, in seconds.
     public let duration: TimeInterval
+    /// How long validating the graph, reading the levels and planning took, in seconds: the
+    /// whole cost of a launch with nothing to do.
+    public let planningDuration: TimeInterval
     /// Every planned step, in plan order.
     public let steps: [Step]
     /// Every manager, in registration order.

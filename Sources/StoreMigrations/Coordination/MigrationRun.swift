@@ -8,6 +8,7 @@ final class MigrationRun: MigrationRunControl, @unchecked Sendable {
     private let observer: (@Sendable (MigrationEvent) -> Void)?
     private let startedAt: Date
     private let clockStart: ContinuousClock.Instant
+    private let planningDuration: TimeInterval
     let progress: Progress
     private let scheduler: LockedScheduler
     /// Serializes changes to the progress tree: swift-corelibs-foundation's `Progress` does not
@@ -37,8 +38,9 @@ final class MigrationRun: MigrationRunControl, @unchecked Sendable {
 
     init(
         executable: ExecutablePlan, observer: (@Sendable (MigrationEvent) -> Void)?, startedAt: Date,
-        clockStart: ContinuousClock.Instant, progress: Progress
+        clockStart: ContinuousClock.Instant, planningDuration: TimeInterval, progress: Progress
     ) {
+        self.planningDuration = planningDuration
         self.executable = executable
         self.observer = observer
         self.startedAt = startedAt
@@ -199,6 +201,7 @@ final class MigrationRun: MigrationRunControl, @unchecked Sendable {
         }
         return MigrationReport(
             appVersion: plan.appVersion, startedAt: startedAt, duration: (ContinuousClock.now - clockStart).seconds,
+            planningDuration: planningDuration,
             steps: steps, managers: managers, diagnostics: plan.diagnostics)
     }
 }
