@@ -1,0 +1,23 @@
+import Foundation
+
+/// A fresh folder under the system's temporary directory, removed when the test is done.
+final class TemporaryFolder {
+    let url: URL
+
+    init() throws {
+        url = FileManager.default.temporaryDirectory
+            .appendingPathComponent("StoreMigrationsTests-\(UUID().uuidString)", isDirectory: true)
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    }
+
+    deinit {
+        try? FileManager.default.removeItem(at: url)
+    }
+
+    func file(_ name: String) -> URL { url.appendingPathComponent(name) }
+
+    /// The names in the folder, sorted.
+    func names() throws -> [String] {
+        try FileManager.default.contentsOfDirectory(atPath: url.path).sorted()
+    }
+}
