@@ -77,11 +77,14 @@ public struct FileStoreError: Error, Sendable, Hashable, CustomStringConvertible
         self.migration = migration
     }
 
-    /// A failed system call, explained by `strerror`.
-    static func system(_ operation: Operation, path: String, store: String, code: Int32) -> FileStoreError {
+    /// A failed system call, explained by `strerror`, with `detail` (such as a move's
+    /// destination) appended.
+    static func system(
+        _ operation: Operation, path: String, store: String, code: Int32, detail: String? = nil
+    ) -> FileStoreError {
         FileStoreError(
             operation, path: path, store: store, code: code,
-            reason: "\(String(cString: strerror(code))) (errno \(code))")
+            reason: "\(String(cString: strerror(code))) (errno \(code))" + (detail.map { " \($0)" } ?? ""))
     }
 
     /// A failed `FileManager` call; its POSIX code is kept when Foundation reports one.
