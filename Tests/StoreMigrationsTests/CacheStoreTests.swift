@@ -275,6 +275,17 @@ import Glibc
         #expect(error?.code == ENOENT)
     }
 
+    @Test func helperErrorsInsideAStepNameTheMigration() throws {
+        let error = #expect(throws: FileStoreError.self) {
+            try store().apply(step("thumbnails", "1.1") { (cache: inout CacheDirectory) in
+                try cache.move("missing", to: "also-missing")
+            })
+        }
+        #expect(error?.migration == .migration(manager: "thumbnails", version: "1.1"))
+        #expect(error?.description.contains("runs again on the next launch") == true)
+        #expect(try store().readStates() == [:])
+    }
+
     @Test(arguments: ["/etc/passwd", "../outside", "a/../../outside", "", ".", ".store-migrations.json", ".store-migrations.lock", "./.store-migrations.json/x"])
     func helpersRefusePathsOutsideTheDirectoryOrIntoTheStoresFiles(path: String) throws {
         try store().updateState(of: "thumbnails") { $0.level = "1" }

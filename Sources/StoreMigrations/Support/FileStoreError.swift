@@ -23,7 +23,7 @@ import Glibc
 /// ```
 public struct FileStoreError: Error, Sendable, Hashable, CustomStringConvertible, LocalizedError {
     /// The step that failed.
-    public enum Operation: String, Sendable, Hashable {
+    public enum Operation: Sendable, Hashable {
         /// Reading the store's file.
         case read
         /// Creating the temporary file a new version of the store's file is written to.
@@ -109,6 +109,7 @@ public struct FileStoreError: Error, Sendable, Hashable, CustomStringConvertible
         }
     }
 
+    /// The message: what failed, where, and what to do.
     public var description: String {
         let during = migration.map { " during migration \($0)" } ?? ""
         let directory = (path as NSString).deletingLastPathComponent
@@ -143,6 +144,7 @@ public struct FileStoreError: Error, Sendable, Hashable, CustomStringConvertible
         }
     }
 
+    /// The same message as ``description``.
     public var errorDescription: String? { description }
 
     private var summary: String {

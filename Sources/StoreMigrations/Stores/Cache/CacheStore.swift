@@ -56,6 +56,7 @@ public final class CacheStore: MigrationStore {
             store: "cache directory \(directory.path)", faults: faults)
     }
 
+    /// `"cache directory <path>"`, as errors and reports name the store.
     public var description: String { marker.store }
 
     /// Always `true`: a cache can be emptied and rebuilt by the app.
@@ -67,10 +68,20 @@ public final class CacheStore: MigrationStore {
         name == markerName || name == lockName || name.hasPrefix("." + markerName + ".")
     }
 
+    /// The levels recorded in the marker file; none when it (or the directory) does not exist.
+    ///
+    /// - Throws: ``CacheStoreError/invalidMarker(file:reason:migration:)`` when the marker does
+    ///   not parse, ``FileStoreError`` when it cannot be read.
     public func readStates() throws -> [String: ManagerState] {
         try readMarker(for: nil).levels.states
     }
 
+    /// Under the lock: reads the marker again, returns
+    /// ``StoreApplyOutcome/alreadyApplied(level:)`` if the manager is already at or past the
+    /// migration, else runs the body on the directory and then records the level atomically.
+    ///
+    /// Not transactional: if the body throws, its changes stay and the level does not advance.
+    /// Errors the body throws come out unchanged.
     public func apply(_ migration: StoreMigration<CacheDirectory>) throws -> StoreApplyOutcome {
         let reference = MigrationReference(manager: migration.manager, version: migration.version)
         return try locked(for: reference) {
@@ -88,6 +99,8 @@ public final class CacheStore: MigrationStore {
         }
     }
 
+    /// Under the lock: reads the marker again and rewrites it with `manager`'s updated state.
+    /// Writes nothing when `update` changes nothing.
     public func updateState(of manager: String, _ update: (inout ManagerState) -> Void) throws {
         try locked(for: nil) {
             var contents = try readMarker(for: nil)

@@ -17,6 +17,7 @@ public enum CacheStoreError: Error, Sendable, Hashable, CustomStringConvertible,
     /// directory itself, or names one of the store's own files.
     case invalidPath(path: String, directory: String, reason: String, migration: MigrationReference?)
 
+    /// The message: what failed, where, and what to do.
     public var description: String {
         switch self {
         case let .invalidMarker(file, reason, migration):
@@ -33,5 +34,6 @@ public enum CacheStoreError: Error, Sendable, Hashable, CustomStringConvertible,
         }
     }
 
+    /// The same message as ``description``.
     public var errorDescription: String? { description }
 }

@@ -4,7 +4,7 @@ import Foundation
 /// dictionary of property-list values, reached by key paths through nested dictionaries.
 ///
 /// ```swift
-/// prefs.register("1.1") { prefs in
+/// settings.register("1.1") { prefs in
 ///     try prefs.renameKey("showHelp", to: "onboarding.showHelp")
 ///     if let size = prefs.int("fontSize") {
 ///         try prefs.set(Double(size) * 1.5, for: "text.scale")

@@ -19,6 +19,7 @@ public enum PreferencesError: Error, Sendable, Hashable, CustomStringConvertible
     /// A rename's destination already holds a value.
     case destinationExists(source: PreferenceKeyPath, destination: PreferenceKeyPath)
 
+    /// The message: what failed, where, and what to do.
     public var description: String {
         switch self {
         case let .invalidKeyPath(text, reason):
@@ -35,5 +36,6 @@ public enum PreferencesError: Error, Sendable, Hashable, CustomStringConvertible
         }
     }
 
+    /// The same message as ``description``.
     public var errorDescription: String? { description }
 }

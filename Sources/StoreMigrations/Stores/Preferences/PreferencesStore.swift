@@ -74,6 +74,7 @@ public final class PreferencesStore: MigrationStore {
         self.file = AtomicFile(url: url, store: "preferences file \(url.path)", faults: faults)
     }
 
+    /// `"preferences file <path>"`, as errors and reports name the store.
     public var description: String { file.store }
 
     /// The app's preferences as the file holds them now, without ``levelsKey``; empty when the
@@ -87,10 +88,21 @@ public final class PreferencesStore: MigrationStore {
         try load(for: nil)?.preferences ?? Preferences()
     }
 
+    /// The levels recorded in the file; none when it does not exist.
+    ///
+    /// - Throws: ``PreferencesStoreError`` when the file or its levels do not parse,
+    ///   ``FileStoreError`` when it cannot be read. Never an empty result for a bad file.
     public func readStates() throws -> [String: ManagerState] {
         try load(for: nil).map { try $0.levels(for: nil) }?.states ?? [:]
     }
 
+    /// Under the lock: reads the file again, returns
+    /// ``StoreApplyOutcome/alreadyApplied(level:)`` if the manager is already at or past the
+    /// migration, else runs the body on a copy of the preferences and writes them with the new
+    /// level in one atomic replacement.
+    ///
+    /// A body that throws, an unreadable file or a failed write leave the file byte-for-byte as
+    /// it was. Errors the body throws come out unchanged.
     public func apply(_ migration: StoreMigration<Preferences>) throws -> StoreApplyOutcome {
         let reference = MigrationReference(manager: migration.manager, version: migration.version)
         return try locked(for: reference) {
@@ -109,6 +121,8 @@ public final class PreferencesStore: MigrationStore {
         }
     }
 
+    /// Under the lock: reads the file again and rewrites it with `manager`'s updated state, the
+    /// app's preferences untouched. Writes nothing when `update` changes nothing.
     public func updateState(of manager: String, _ update: (inout ManagerState) -> Void) throws {
         try locked(for: nil) {
             let snapshot = try load(for: nil)

@@ -22,6 +22,7 @@ public enum PreferencesStoreError: Error, Sendable, Hashable, CustomStringConver
     /// A migration stored a value under ``PreferencesStore/levelsKey``, which the store reserves.
     case reservedKey(file: String, migration: MigrationReference?)
 
+    /// The message: what failed, where, and what to do.
     public var description: String {
         switch self {
         case let .unreadableFile(file, format, reason, migration):
@@ -47,6 +48,7 @@ public enum PreferencesStoreError: Error, Sendable, Hashable, CustomStringConver
         }
     }
 
+    /// The same message as ``description``.
     public var errorDescription: String? { description }
 
     private static func during(_ migration: MigrationReference?) -> String {
