@@ -78,13 +78,13 @@ public struct FileStoreError: Error, Sendable, Hashable, CustomStringConvertible
     }
 
     /// A failed system call, explained by `strerror`, with `detail` (such as a move's
-    /// destination) appended.
+    /// destination) appended as is.
     static func system(
         _ operation: Operation, path: String, store: String, code: Int32, detail: String? = nil
     ) -> FileStoreError {
         FileStoreError(
             operation, path: path, store: store, code: code,
-            reason: "\(String(cString: strerror(code))) (errno \(code))" + (detail.map { " \($0)" } ?? ""))
+            reason: "\(String(cString: strerror(code))) (errno \(code))" + (detail ?? ""))
     }
 
     /// A failed `FileManager` call; its POSIX code is kept when Foundation reports one.

@@ -119,7 +119,7 @@ public struct CacheDirectory: Sendable {
         guard Self.exists(from.path) else {
             if destinationExists { return }
             throw FileStoreError.system(
-                .move, path: from.path, store: store, code: ENOENT, detail: "(nor does \(to.path) exist)")
+                .move, path: from.path, store: store, code: ENOENT, detail: "; nor does \(to.path) exist")
         }
         let parent = to.deletingLastPathComponent()
         do {
@@ -132,7 +132,7 @@ public struct CacheDirectory: Sendable {
             try remove(to)
         }
         if rename(from.path, to.path) != 0 {
-            throw FileStoreError.system(.move, path: from.path, store: store, code: errno, detail: "to \(to.path)")
+            throw FileStoreError.system(.move, path: from.path, store: store, code: errno, detail: " moving it to \(to.path)")
         }
     }
 
