@@ -49,7 +49,7 @@ import Glibc
         #expect(!FileManager.default.fileExists(atPath: directory.path))
 
         var listed: [String]?
-        let outcome = try store().apply(step("thumbnails", "1.0") { (cache: inout CacheDirectory) in
+        let outcome = try store().apply(storeMigration("thumbnails", "1.0") { (cache: inout CacheDirectory) in
             listed = try cache.files()
             try Data("new".utf8).write(to: cache.fileURL(for: "a.png"))
         })
@@ -69,8 +69,8 @@ import Glibc
     }
 
     @Test func aNewStoreObjectReadsTheSameLevelsBack() throws {
-        _ = try store().apply(step("thumbnails", "1.0") { (_: inout CacheDirectory) in })
-        _ = try store().apply(step("previews", "3") { (_: inout CacheDirectory) in })
+        _ = try store().apply(storeMigration("thumbnails", "1.0") { (_: inout CacheDirectory) in })
+        _ = try store().apply(storeMigration("previews", "3") { (_: inout CacheDirectory) in })
         try store().updateState(of: "thumbnails") { $0.appVersion = "2.0" }
         #expect(try CacheStore(directory: directory).readStates() == [
             "thumbnails": ManagerState(level: "1.0", appVersion: "2.0"), "previews": ManagerState(level: "3"),
@@ -81,7 +81,7 @@ import Glibc
         try store().updateState(of: "thumbnails") { $0.level = "2.0" }
         let marker = try Data(contentsOf: markerURL)
         var ran = false
-        let outcome = try store().apply(step("thumbnails", "1.5") { (_: inout CacheDirectory) in ran = true })
+        let outcome = try store().apply(storeMigration("thumbnails", "1.5") { (_: inout CacheDirectory) in ran = true })
         #expect(outcome == .alreadyApplied(level: "2.0"))
         #expect(!ran)
         #expect(try Data(contentsOf: markerURL) == marker)
@@ -89,10 +89,10 @@ import Glibc
 
     @Test func aBodyThatThrowsKeepsItsChangesButNotTheLevel() throws {
         try seed(["a.png", "b.png"])
-        #expect(throws: SimulatedFailure.self) {
-            try store().apply(step("thumbnails", "1.0") { (cache: inout CacheDirectory) in
+        #expect(throws: SimulatedBodyFailure.self) {
+            try store().apply(storeMigration("thumbnails", "1.0") { (cache: inout CacheDirectory) in
                 try cache.removeItems { $0 == "a.png" }
-                throw SimulatedFailure()
+                throw SimulatedBodyFailure()
             })
         }
         #expect(try store().readStates() == [:])
@@ -100,7 +100,7 @@ import Glibc
         #expect(try CacheDirectory(url: directory, store: "", migration: nil).files() == ["b.png"])
 
         // At least once: the step runs again, and an idempotent body finishes the job.
-        let outcome = try store().apply(step("thumbnails", "1.0") { (cache: inout CacheDirectory) in
+        let outcome = try store().apply(storeMigration("thumbnails", "1.0") { (cache: inout CacheDirectory) in
             try cache.removeItems { $0 == "a.png" }
         })
         #expect(outcome == .applied)
@@ -111,7 +111,7 @@ import Glibc
         try store().updateState(of: "thumbnails") { $0.level = "1" }
         let marker = try Data(contentsOf: markerURL)
         let error = #expect(throws: FileStoreError.self) {
-            try store(faults: .failing(operation)).apply(step("thumbnails", "2") { (_: inout CacheDirectory) in })
+            try store(faults: .failing(operation)).apply(storeMigration("thumbnails", "2") { (_: inout CacheDirectory) in })
         }
         #expect(error?.operation == operation)
         #expect(error?.migration == .migration(manager: "thumbnails", version: "2"))
@@ -121,7 +121,7 @@ import Glibc
 
     @Test func aBodyThatDeletesTheWholeDirectoryStillGetsItsLevel() throws {
         try seed(["a.png"])
-        _ = try store().apply(step("thumbnails", "1") { (cache: inout CacheDirectory) in
+        _ = try store().apply(storeMigration("thumbnails", "1") { (cache: inout CacheDirectory) in
             try FileManager.default.removeItem(at: cache.url)
         })
         #expect(try store().readStates() == ["thumbnails": ManagerState(level: "1")])
@@ -140,7 +140,7 @@ import Glibc
 
         #expect(throws: CacheStoreError.self) { try store().readStates() }
         let error = #expect(throws: CacheStoreError.self) {
-            try store().apply(step("thumbnails", "1") { (_: inout CacheDirectory) in ran = true })
+            try store().apply(storeMigration("thumbnails", "1") { (_: inout CacheDirectory) in ran = true })
         }
         #expect(throws: CacheStoreError.self) { try store().updateState(of: "thumbnails") { $0.level = "1" } }
         #expect(throws: CacheStoreError.self) { try store().rebuild(resetting: "thumbnails") }
@@ -162,7 +162,7 @@ import Glibc
         let read = #expect(throws: FileStoreError.self) { try store().readStates() }
         #expect(read?.operation == .read)
         let applied = #expect(throws: FileStoreError.self) {
-            try store().apply(step("thumbnails", "1") { (_: inout CacheDirectory) in })
+            try store().apply(storeMigration("thumbnails", "1") { (_: inout CacheDirectory) in })
         }
         #expect(applied?.operation == .createDirectory)
         #expect(applied?.migration == .migration(manager: "thumbnails", version: "1"))
@@ -171,7 +171,7 @@ import Glibc
     @Test func unknownMarkerFieldsSurviveAnUpdate() throws {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         try Data(#"{"format": 2, "levels": {"thumbnails": {"level": "1", "note": "x"}}}"#.utf8).write(to: markerURL)
-        _ = try store().apply(step("thumbnails", "2") { (_: inout CacheDirectory) in })
+        _ = try store().apply(storeMigration("thumbnails", "2") { (_: inout CacheDirectory) in })
         #expect(try PreferencesJSON.decode(Data(contentsOf: markerURL)) == [
             "format": 2, "levels": ["thumbnails": ["level": "2", "note": "x"]],
         ])
@@ -208,7 +208,7 @@ import Glibc
         try #require(flock(holder, LOCK_EX | LOCK_NB) == 0)
         var ran = false
         let error = #expect(throws: FileStoreError.self) {
-            try store(lockTimeout: .milliseconds(20)).apply(step("thumbnails", "1") { (_: inout CacheDirectory) in ran = true })
+            try store(lockTimeout: .milliseconds(20)).apply(storeMigration("thumbnails", "1") { (_: inout CacheDirectory) in ran = true })
         }
         #expect(error?.operation == .waitForLock)
         #expect(error?.path == lockPath)
@@ -216,7 +216,7 @@ import Glibc
         #expect(!ran)
         #expect(throws: FileStoreError.self) { try store(lockTimeout: .zero).rebuild(resetting: "thumbnails") }
         close(holder)
-        #expect(try store(lockTimeout: .zero).apply(step("thumbnails", "1") { (_: inout CacheDirectory) in ran = true }) == .applied)
+        #expect(try store(lockTimeout: .zero).apply(storeMigration("thumbnails", "1") { (_: inout CacheDirectory) in ran = true }) == .applied)
         #expect(ran)
     }
 
@@ -277,7 +277,7 @@ import Glibc
 
     @Test func helperErrorsInsideAStepNameTheMigration() throws {
         let error = #expect(throws: FileStoreError.self) {
-            try store().apply(step("thumbnails", "1.1") { (cache: inout CacheDirectory) in
+            try store().apply(storeMigration("thumbnails", "1.1") { (cache: inout CacheDirectory) in
                 try cache.move("missing", to: "also-missing")
             })
         }

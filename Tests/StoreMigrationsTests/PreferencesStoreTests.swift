@@ -8,17 +8,6 @@ import Darwin
 import Glibc
 #endif
 
-/// A step of `manager` to `version` running `body`, as the coordinator would hand it to a store.
-func step<Content>(
-    _ manager: String, _ version: Version, _ body: @escaping (inout Content) throws -> Void
-) -> StoreMigration<Content> {
-    StoreMigration(
-        manager: manager, version: version, context: MigrationContext(manager: manager, version: version),
-        body: { content, _ in try body(&content) })
-}
-
-struct SimulatedFailure: Error {}
-
 @Suite struct PreferencesStoreTests {
     let folder: TemporaryFolder
     let url: URL
@@ -45,7 +34,7 @@ struct SimulatedFailure: Error {}
     // MARK: Applying
 
     @Test func applyWritesDataAndLevelTogether() throws {
-        let outcome = try store().apply(step("settings", "1.1") { (prefs: inout Preferences) in
+        let outcome = try store().apply(storeMigration("settings", "1.1") { (prefs: inout Preferences) in
             try prefs.set(true, for: "onboarding.showHelp")
         })
         #expect(outcome == .applied)
@@ -67,10 +56,10 @@ struct SimulatedFailure: Error {}
 
     @Test func aNewStoreObjectReadsTheSameLevelsAndDataBack() throws {
         try write(#"{"showHelp": false, "theme": "dark"}"#)
-        _ = try store().apply(step("settings", "1.1") { (prefs: inout Preferences) in
+        _ = try store().apply(storeMigration("settings", "1.1") { (prefs: inout Preferences) in
             try prefs.renameKey("showHelp", to: "onboarding.showHelp")
         })
-        _ = try store().apply(step("settings", "1.1-1") { (prefs: inout Preferences) in
+        _ = try store().apply(storeMigration("settings", "1.1-1") { (prefs: inout Preferences) in
             try prefs.set(2, for: "schema")
         })
 
@@ -80,11 +69,11 @@ struct SimulatedFailure: Error {}
     }
 
     @Test func anAppliedLevelSkipsTheBodyAndLeavesTheFile() throws {
-        _ = try store().apply(step("settings", "2.0") { (prefs: inout Preferences) in try prefs.set(1, for: "a") })
+        _ = try store().apply(storeMigration("settings", "2.0") { (prefs: inout Preferences) in try prefs.set(1, for: "a") })
         let before = try bytes()
         var ran = false
         for version: Version in ["1.5", "2.0", "2"] {
-            let outcome = try store().apply(step("settings", version) { (_: inout Preferences) in ran = true })
+            let outcome = try store().apply(storeMigration("settings", version) { (_: inout Preferences) in ran = true })
             #expect(outcome == .alreadyApplied(level: "2.0"))
         }
         #expect(!ran)
@@ -94,11 +83,11 @@ struct SimulatedFailure: Error {}
     @Test func aBodyThatThrowsPartWayLeavesTheFileByteForByte() throws {
         try write(#"{"StoreMigrations.levels": {"settings": {"level": "1.0"}}, "keep": 1}"#)
         let before = try bytes()
-        #expect(throws: SimulatedFailure.self) {
-            try store().apply(step("settings", "1.1") { (prefs: inout Preferences) in
+        #expect(throws: SimulatedBodyFailure.self) {
+            try store().apply(storeMigration("settings", "1.1") { (prefs: inout Preferences) in
                 prefs.removeValue(for: "keep")
                 try prefs.set("half-done", for: "new")
-                throw SimulatedFailure()
+                throw SimulatedBodyFailure()
             })
         }
         #expect(try bytes() == before)
@@ -109,7 +98,7 @@ struct SimulatedFailure: Error {}
     @Test func theBodyNeverSeesTheReservedKey() throws {
         try write(#"{"StoreMigrations.levels": {"other": {"level": "3"}}, "theme": "dark"}"#)
         var seen: Preferences?
-        _ = try store().apply(step("settings", "1.1") { (prefs: inout Preferences) in seen = prefs })
+        _ = try store().apply(storeMigration("settings", "1.1") { (prefs: inout Preferences) in seen = prefs })
         #expect(seen == Preferences(["theme": "dark"]))
         #expect(seen?.contains([PreferencesStore.levelsKey]) == false)
         #expect(try store().read() == Preferences(["theme": "dark"]))
@@ -119,7 +108,7 @@ struct SimulatedFailure: Error {}
         try write(#"{"StoreMigrations.levels": {"settings": {"level": "1.0"}}}"#)
         let before = try bytes()
         let error = #expect(throws: PreferencesStoreError.self) {
-            try store().apply(step("settings", "1.1") { (prefs: inout Preferences) in
+            try store().apply(storeMigration("settings", "1.1") { (prefs: inout Preferences) in
                 try prefs.set([:] as PreferenceValue, for: [PreferencesStore.levelsKey])
             })
         }
@@ -129,9 +118,9 @@ struct SimulatedFailure: Error {}
 
     @Test func managersSharingTheFileKeepEachOthersLevelsAndUnknownFields() throws {
         try write(#"{"StoreMigrations.levels": {"legacy": {"level": "4", "history": ["x"]}}}"#)
-        _ = try store().apply(step("a", "1") { (prefs: inout Preferences) in try prefs.set(1, for: "a") })
-        _ = try store().apply(step("b", "2") { (prefs: inout Preferences) in try prefs.set(2, for: "b") })
-        _ = try store().apply(step("legacy", "5") { (_: inout Preferences) in })
+        _ = try store().apply(storeMigration("a", "1") { (prefs: inout Preferences) in try prefs.set(1, for: "a") })
+        _ = try store().apply(storeMigration("b", "2") { (prefs: inout Preferences) in try prefs.set(2, for: "b") })
+        _ = try store().apply(storeMigration("legacy", "5") { (_: inout Preferences) in })
 
         #expect(try store().readStates() == [
             "a": ManagerState(level: "1"), "b": ManagerState(level: "2"), "legacy": ManagerState(level: "5"),
@@ -147,7 +136,7 @@ struct SimulatedFailure: Error {}
         let store = PreferencesStore(url: nested)
         #expect(try store.readStates() == [:])
         #expect(try store.read() == Preferences())
-        _ = try store.apply(step("settings", "1") { (prefs: inout Preferences) in try prefs.set("x", for: "y") })
+        _ = try store.apply(storeMigration("settings", "1") { (prefs: inout Preferences) in try prefs.set("x", for: "y") })
         #expect(try PreferencesStore(url: nested).read() == Preferences(["y": "x"]))
     }
 
@@ -170,7 +159,7 @@ struct SimulatedFailure: Error {}
         let states = #expect(throws: PreferencesStoreError.self) { try store().readStates() }
         #expect(throws: PreferencesStoreError.self) { try store().read() }
         let applied = #expect(throws: PreferencesStoreError.self) {
-            try store().apply(step("settings", "1.1") { (_: inout Preferences) in ran = true })
+            try store().apply(storeMigration("settings", "1.1") { (_: inout Preferences) in ran = true })
         }
         #expect(throws: PreferencesStoreError.self) {
             try store().updateState(of: "settings") { $0.level = "9" }
@@ -192,7 +181,7 @@ struct SimulatedFailure: Error {}
     }
 
     @Test func aTruncatedFileIsNotTakenForAnEmptyOne() throws {
-        _ = try store().apply(step("settings", "1.0") { (prefs: inout Preferences) in try prefs.set("v", for: "k") })
+        _ = try store().apply(storeMigration("settings", "1.0") { (prefs: inout Preferences) in try prefs.set("v", for: "k") })
         let whole = try bytes()
         try whole.prefix(whole.count / 2).write(to: url)
         let truncated = try bytes()
@@ -211,7 +200,7 @@ struct SimulatedFailure: Error {}
         try write(text)
         let before = try bytes()
         let error = #expect(throws: PreferencesStoreError.self) {
-            try store().apply(step("settings", "1.1") { (_: inout Preferences) in })
+            try store().apply(storeMigration("settings", "1.1") { (_: inout Preferences) in })
         }
         guard case let .invalidLevels(file, _, _, migration)? = error else {
             Issue.record("expected invalidLevels, got \(String(describing: error))")
@@ -238,7 +227,7 @@ struct SimulatedFailure: Error {}
         try write(#"{"StoreMigrations.levels": {"settings": {"level": "1.0"}}, "keep": 1}"#)
         let before = try bytes()
         let error = #expect(throws: FileStoreError.self) {
-            try store(faults: .failing(operation)).apply(step("settings", "1.1") { (prefs: inout Preferences) in
+            try store(faults: .failing(operation)).apply(storeMigration("settings", "1.1") { (prefs: inout Preferences) in
                 try prefs.set(String(repeating: "x", count: 5_000), for: "big")
             })
         }
@@ -254,7 +243,7 @@ struct SimulatedFailure: Error {}
         try write(#"{"keep": 1}"#)
         let before = try bytes()
         let error = #expect(throws: PreferencesStoreError.self) {
-            try store().apply(step("settings", "1") { (prefs: inout Preferences) in try prefs.set(Double.nan, for: "x") })
+            try store().apply(storeMigration("settings", "1") { (prefs: inout Preferences) in try prefs.set(Double.nan, for: "x") })
         }
         guard case .unencodableValue(url.path, .json, _, .migration(manager: "settings", version: "1"))? = error else {
             Issue.record("expected unencodableValue, got \(String(describing: error))")
@@ -266,7 +255,7 @@ struct SimulatedFailure: Error {}
     @Test func leftoversOfAKilledWriterAreRemovedUnderTheLock() throws {
         try write("{}")
         try Data("{\"part".utf8).write(to: folder.file(".settings.json.\(UUID().uuidString).tmp"))
-        _ = try store().apply(step("settings", "1") { (_: inout Preferences) in })
+        _ = try store().apply(storeMigration("settings", "1") { (_: inout Preferences) in })
         #expect(try folder.names() == ["settings.json", "settings.json.lock"])
     }
 
@@ -279,7 +268,7 @@ struct SimulatedFailure: Error {}
         var ran = false
 
         let error = #expect(throws: FileStoreError.self) {
-            try store(lockTimeout: .milliseconds(30)).apply(step("settings", "1") { (_: inout Preferences) in ran = true })
+            try store(lockTimeout: .milliseconds(30)).apply(storeMigration("settings", "1") { (_: inout Preferences) in ran = true })
         }
         #expect(error?.operation == .waitForLock)
         #expect(error?.path == url.path + ".lock")
@@ -292,7 +281,7 @@ struct SimulatedFailure: Error {}
         #expect(!FileManager.default.fileExists(atPath: url.path))
 
         close(holder)
-        #expect(try store(lockTimeout: .zero).apply(step("settings", "1") { (_: inout Preferences) in ran = true }) == .applied)
+        #expect(try store(lockTimeout: .zero).apply(storeMigration("settings", "1") { (_: inout Preferences) in ran = true }) == .applied)
         #expect(ran)
     }
 
@@ -301,7 +290,7 @@ struct SimulatedFailure: Error {}
         let url = self.url
         DispatchQueue.concurrentPerform(iterations: managers.count) { index in
             let store = PreferencesStore(url: url)
-            _ = try? store.apply(step(managers[index], "1") { (prefs: inout Preferences) in
+            _ = try? store.apply(storeMigration(managers[index], "1") { (prefs: inout Preferences) in
                 try prefs.set(index, for: .key(managers[index]))
             })
         }
@@ -315,7 +304,7 @@ struct SimulatedFailure: Error {}
         let outcomes = Outcomes()
         let url = self.url
         DispatchQueue.concurrentPerform(iterations: 6) { _ in
-            let outcome = try? PreferencesStore(url: url).apply(step("settings", "1") { (prefs: inout Preferences) in
+            let outcome = try? PreferencesStore(url: url).apply(storeMigration("settings", "1") { (prefs: inout Preferences) in
                 runs.increment()
                 try prefs.set(runs.value, for: "runs")
             })
@@ -370,7 +359,7 @@ struct SimulatedFailure: Error {}
             """
         try write(xml)
         let when = Date(timeIntervalSince1970: 1_700_000_000.123)
-        _ = try store(format: .propertyList).apply(step("settings", "1.1") { (prefs: inout Preferences) in
+        _ = try store(format: .propertyList).apply(storeMigration("settings", "1.1") { (prefs: inout Preferences) in
             try prefs.renameKey("showHelp", to: "onboarding.showHelp")
             try prefs.set(when, for: "migratedAt")
             try prefs.set(Data([1, 2, 3]), for: "token")
@@ -395,7 +384,7 @@ struct SimulatedFailure: Error {}
 }
 
 /// A thread-safe counter for bodies run from several threads.
-final class Counter: @unchecked Sendable {
+private final class Counter: @unchecked Sendable {
     private let lock = NSLock()
     private var count = 0
     var value: Int { lock.withLock { count } }
@@ -403,7 +392,7 @@ final class Counter: @unchecked Sendable {
 }
 
 /// Outcomes collected from several threads.
-final class Outcomes: @unchecked Sendable {
+private final class Outcomes: @unchecked Sendable {
     private let lock = NSLock()
     private var collected: [StoreApplyOutcome?] = []
     var values: [StoreApplyOutcome?] { lock.withLock { collected } }

@@ -1,4 +1,5 @@
 import Foundation
+@testable import StoreMigrations
 
 /// A fresh folder under the system's temporary directory, removed when the test is done.
 final class TemporaryFolder {
@@ -21,3 +22,14 @@ final class TemporaryFolder {
         try FileManager.default.contentsOfDirectory(atPath: url.path).sorted()
     }
 }
+
+/// A step of `manager` to `version` running `body`, as the coordinator would hand it to a store.
+func storeMigration<Content>(
+    _ manager: String, _ version: Version, _ body: @escaping (inout Content) throws -> Void
+) -> StoreMigration<Content> {
+    StoreMigration(
+        manager: manager, version: version, context: MigrationContext(manager: manager, version: version),
+        body: { content, _ in try body(&content) })
+}
+
+struct SimulatedBodyFailure: Error {}
