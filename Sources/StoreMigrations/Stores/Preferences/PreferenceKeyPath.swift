@@ -1,0 +1,95 @@
+/// The keys leading to a value in ``Preferences``, through nested dictionaries.
+///
+/// Written as text, keys are separated by dots; a literal dot in a key is written `\.` and a
+/// backslash `\\`. Written as an array, each element is one key taken as it is, which suits keys
+/// such as reverse-DNS names:
+///
+/// ```swift
+/// prefs.bool("onboarding.showHelp")             // key "showHelp" inside dictionary "onboarding"
+/// prefs.bool(#"com\.example\.flag"#)            // the top-level key "com.example.flag"
+/// prefs.bool(["com.example.flag"])              // the same
+/// prefs.bool(.key(name))                        // a top-level key held in a variable, taken as is
+/// let path = try PreferenceKeyPath(parsing: userInput)
+/// ```
+public struct PreferenceKeyPath: Sendable, Hashable, CustomStringConvertible {
+    /// The keys, outermost first; never empty.
+    public let components: [String]
+
+    /// A path through `components`, each taken as it is.
+    ///
+    /// - Precondition: `components` is not empty.
+    public init(_ components: [String]) {
+        precondition(!components.isEmpty, "A preference key path needs at least one key")
+        self.components = components
+    }
+
+    /// A path to the top-level key `key`, taken as it is (dots included).
+    public static func key(_ key: String) -> PreferenceKeyPath {
+        PreferenceKeyPath([key])
+    }
+
+    /// Parses dot-separated keys, where `\.` is a literal dot and `\\` a backslash.
+    ///
+    /// - Throws: ``PreferencesError/invalidKeyPath(text:reason:)`` for an empty key (`a..b`, a
+    ///   leading or trailing dot, an empty text) or an unknown escape.
+    public init(parsing text: String) throws {
+        var components: [String] = []
+        var current = ""
+        var characters = text.makeIterator()
+        while let character = characters.next() {
+            switch character {
+            case "\\":
+                switch characters.next() {
+                case "."?: current.append(".")
+                case "\\"?: current.append("\\")
+                case let other?:
+                    throw PreferencesError.invalidKeyPath(
+                        text: text, reason: "\"\\\(other)\" is not an escape; only \\. and \\\\ are")
+                case nil:
+                    throw PreferencesError.invalidKeyPath(text: text, reason: "it ends with a lone backslash")
+                }
+            case ".":
+                components.append(current)
+                current = ""
+            default:
+                current.append(character)
+            }
+        }
+        components.append(current)
+        if components.contains(where: \.isEmpty) {
+            throw PreferencesError.invalidKeyPath(
+                text: text,
+                reason: text.isEmpty ? "it is empty" : "it has an empty key (two dots in a row, or a dot at an end)")
+        }
+        self.components = components
+    }
+
+    /// The path in its dotted text form, with dots and backslashes in keys escaped.
+    public var description: String {
+        components
+            .map { $0.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: ".", with: "\\.") }
+            .joined(separator: ".")
+    }
+}
+
+extension PreferenceKeyPath: ExpressibleByStringLiteral {
+    /// Parses a dotted literal such as `"onboarding.showHelp"`.
+    ///
+    /// - Precondition: the literal is a valid path; a typo traps with the parse error's message.
+    public init(stringLiteral value: String) {
+        do {
+            try self.init(parsing: value)
+        } catch {
+            preconditionFailure("\(error)")
+        }
+    }
+}
+
+extension PreferenceKeyPath: ExpressibleByArrayLiteral {
+    /// Takes each element as one key, as it is: `["com.example.flag"]`.
+    ///
+    /// - Precondition: the literal is not empty.
+    public init(arrayLiteral elements: String...) {
+        self.init(elements)
+    }
+}

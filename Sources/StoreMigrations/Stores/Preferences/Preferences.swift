@@ -1,0 +1,160 @@
+import Foundation
+
+/// The contents of a preferences file, as a ``PreferencesStore`` migration body edits them: a
+/// dictionary of property-list values, reached by key paths through nested dictionaries.
+///
+/// ```swift
+/// settings.register("1.1") { prefs in
+///     try prefs.renameKey("showHelp", to: "onboarding.showHelp")
+///     if let size = prefs.int("fontSize") {
+///         try prefs.set(Double(size) * 1.5, for: "text.scale")
+///         prefs.removeValue(for: "fontSize")
+///     }
+/// }
+/// ```
+///
+/// Paths follow ``PreferenceKeyPath``: `"a.b"` is key `b` inside dictionary `a`; use
+/// `["com.example.flag"]` or `#"com\.example\.flag"#` for a key containing dots. Typed getters
+/// return `nil` both when nothing is stored and when another kind of value is; they convert only
+/// where nothing is lost (whole `Double`s to `Int`, `Int`s to `Double`, ISO 8601 strings to
+/// `Date`).
+public struct Preferences: Sendable, Hashable {
+    /// The top-level entries.
+    public private(set) var values: [String: PreferenceValue]
+
+    /// Preferences holding `values`.
+    public init(_ values: [String: PreferenceValue] = [:]) {
+        self.values = values
+    }
+
+    /// The top-level keys, sorted.
+    public var keys: [String] { values.keys.sorted() }
+
+    /// The value at `path`, or `nil` when there is none.
+    public subscript(_ path: PreferenceKeyPath) -> PreferenceValue? {
+        var current = PreferenceValue.dictionary(values)
+        for key in path.components {
+            guard case .dictionary(let dictionary) = current, let next = dictionary[key] else { return nil }
+            current = next
+        }
+        return current
+    }
+
+    /// Whether a value is stored at `path`.
+    public func contains(_ path: PreferenceKeyPath) -> Bool {
+        self[path] != nil
+    }
+
+    /// The value at `path` as a `Value`, or `nil` when there is none or it holds another kind.
+    ///
+    /// ```swift
+    /// let recent = prefs.value("recentSearches", as: [String].self) ?? []
+    /// ```
+    public func value<Value: PreferenceConvertible>(_ path: PreferenceKeyPath, as type: Value.Type = Value.self) -> Value? {
+        self[path].flatMap(Value.init(preferenceValue:))
+    }
+
+    /// The string at `path`.
+    public func string(_ path: PreferenceKeyPath) -> String? { value(path, as: String.self) }
+    /// The integer at `path`; a whole `Double` that fits is converted.
+    public func int(_ path: PreferenceKeyPath) -> Int? { value(path, as: Int.self) }
+    /// The number at `path`; an integer is converted when exactly representable.
+    public func double(_ path: PreferenceKeyPath) -> Double? { value(path, as: Double.self) }
+    /// The Boolean at `path`; the integers 0 and 1 are not Booleans.
+    public func bool(_ path: PreferenceKeyPath) -> Bool? { value(path, as: Bool.self) }
+    /// The date at `path`; an ISO 8601 string is parsed.
+    public func date(_ path: PreferenceKeyPath) -> Date? { value(path, as: Date.self) }
+    /// The bytes at `path`.
+    public func data(_ path: PreferenceKeyPath) -> Data? { value(path, as: Data.self) }
+    /// The array at `path`, whatever its elements.
+    public func array(_ path: PreferenceKeyPath) -> [PreferenceValue]? { value(path, as: [PreferenceValue].self) }
+    /// The dictionary at `path`, whatever its values.
+    public func dictionary(_ path: PreferenceKeyPath) -> [String: PreferenceValue]? {
+        value(path, as: [String: PreferenceValue].self)
+    }
+
+    /// Stores `value` at `path`, replacing what was there and creating missing parent dictionaries.
+    ///
+    /// ```swift
+    /// try prefs.set(true, for: "onboarding.showHelp")
+    /// try prefs.set(["w": 800, "h": 600], for: "window")      // [String: Int]
+    /// ```
+    ///
+    /// - Throws: ``PreferencesError/notADictionary(path:blockingPath:found:)`` when a parent
+    ///   holds a value that is not a dictionary; nothing changes then.
+    public mutating func set(_ value: some PreferenceConvertible, for path: PreferenceKeyPath) throws {
+        try Self.set(value.preferenceValue, at: path.components[...], in: &values, path: path)
+    }
+
+    /// Removes the value at `path` and returns it, or returns `nil` when there is none.
+    ///
+    /// Parent dictionaries stay, even when the removal empties them.
+    @discardableResult
+    public mutating func removeValue(for path: PreferenceKeyPath) -> PreferenceValue? {
+        Self.remove(at: path.components[...], in: &values)
+    }
+
+    /// Moves the value at `source` to `destination`, which may be in another dictionary.
+    ///
+    /// Does nothing and returns `false` when `source` holds no value, so a body that renames can
+    /// safely meet files that never had the key. Missing parents of `destination` are created;
+    /// `source`'s parents stay. A path may move into its own former place
+    /// (`"showHelp"` → `"showHelp.enabled"`).
+    ///
+    /// ```swift
+    /// try prefs.renameKey("showHelp", to: "onboarding.showHelp")
+    /// ```
+    ///
+    /// - Returns: `true` when a value was moved (or `source` equals `destination` and holds one).
+    /// - Throws: ``PreferencesError/destinationExists(source:destination:)`` when `destination`
+    ///   already holds a value (remove it first to replace it), or
+    ///   ``PreferencesError/notADictionary(path:blockingPath:found:)``. Nothing changes then.
+    @discardableResult
+    public mutating func renameKey(_ source: PreferenceKeyPath, to destination: PreferenceKeyPath) throws -> Bool {
+        guard let value = self[source] else { return false }
+        guard source != destination else { return true }
+        var edited = self
+        edited.removeValue(for: source)
+        if edited.contains(destination) {
+            throw PreferencesError.destinationExists(source: source, destination: destination)
+        }
+        try edited.set(value, for: destination)
+        self = edited
+        return true
+    }
+
+    private static func set(
+        _ value: PreferenceValue, at keys: ArraySlice<String>, in dictionary: inout [String: PreferenceValue],
+        path: PreferenceKeyPath
+    ) throws {
+        let key = keys.first!
+        guard keys.count > 1 else {
+            dictionary[key] = value
+            return
+        }
+        var child: [String: PreferenceValue]
+        switch dictionary[key] {
+        case nil:
+            child = [:]
+        case .dictionary(let existing)?:
+            child = existing
+        case let other?:
+            let depth = path.components.count - keys.count + 1
+            throw PreferencesError.notADictionary(
+                path: path, blockingPath: PreferenceKeyPath(Array(path.components.prefix(depth))),
+                found: other.kindDescription)
+        }
+        try set(value, at: keys.dropFirst(), in: &child, path: path)
+        dictionary[key] = .dictionary(child)
+    }
+
+    private static func remove(at keys: ArraySlice<String>, in dictionary: inout [String: PreferenceValue]) -> PreferenceValue? {
+        let key = keys.first!
+        guard keys.count > 1 else { return dictionary.removeValue(forKey: key) }
+        guard case .dictionary(var child)? = dictionary[key],
+              let removed = remove(at: keys.dropFirst(), in: &child)
+        else { return nil }
+        dictionary[key] = .dictionary(child)
+        return removed
+    }
+}

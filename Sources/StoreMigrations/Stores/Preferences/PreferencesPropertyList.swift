@@ -1,0 +1,96 @@
+import Foundation
+
+/// Reads and writes ``Preferences`` as a property list through `PropertyListSerialization`.
+///
+/// Reading accepts binary and XML property lists; writing produces a binary one, the format
+/// `UserDefaults` writes, which keeps dates to the full precision of `Date` (XML keeps whole
+/// seconds only).
+enum PreferencesPropertyList {
+    static func decode(_ data: Data) throws -> [String: PreferenceValue] {
+        let object: Any
+        do {
+            object = try PropertyListSerialization.propertyList(from: data, options: [], format: nil)
+        } catch {
+            let nsError = error as NSError
+            let detail = nsError.userInfo[NSDebugDescriptionErrorKey] as? String ?? nsError.localizedDescription
+            throw PreferencesFormatError(reason: data.isEmpty ? "the file is empty" : detail)
+        }
+        guard case .dictionary(let values) = try value(from: object, path: []) else {
+            throw PreferencesFormatError(reason: "the top level is not a dictionary")
+        }
+        return values
+    }
+
+    static func encode(_ values: [String: PreferenceValue]) throws -> Data {
+        do {
+            return try PropertyListSerialization.data(
+                fromPropertyList: object(from: .dictionary(values)), format: .binary, options: 0)
+        } catch {
+            throw PreferencesFormatError(reason: (error as NSError).localizedDescription)
+        }
+    }
+
+    private static func value(from object: Any, path: [String]) throws -> PreferenceValue {
+        // Checked first: on Linux a Bool or an NSNumber also casts to the other.
+        if let number = object as? NSNumber {
+            return try value(from: number, path: path)
+        }
+        switch object {
+        case let string as String:
+            return .string(string)
+        case let date as Date:
+            return .date(date)
+        case let data as Data:
+            return .data(data)
+        case let array as [Any]:
+            return .array(try array.enumerated().map { try value(from: $1, path: path + ["[\($0)]"]) })
+        case let dictionary as [String: Any]:
+            var values: [String: PreferenceValue] = [:]
+            for (key, element) in dictionary {
+                values[key] = try value(from: element, path: path + [key])
+            }
+            return .dictionary(values)
+        default:
+            throw PreferencesFormatError(
+                reason: "the value at \"\(describe(path))\" is a \(type(of: object)), which preferences "
+                    + "cannot hold")
+        }
+    }
+
+    private static func value(from number: NSNumber, path: [String]) throws -> PreferenceValue {
+        // Property lists produce booleans as 'c' (char) numbers and reals as 'd' or 'f';
+        // every other type code is an integer.
+        switch UInt8(bitPattern: number.objCType.pointee) {
+        case UInt8(ascii: "c"), UInt8(ascii: "B"):
+            return .bool(number.boolValue)
+        case UInt8(ascii: "d"), UInt8(ascii: "f"):
+            return .double(number.doubleValue)
+        case UInt8(ascii: "Q"), UInt8(ascii: "L"), UInt8(ascii: "I"):
+            guard let value = Int(exactly: number.uint64Value) else {
+                throw PreferencesFormatError(
+                    reason: "the integer at \"\(describe(path))\" (\(number.uint64Value)) does not fit "
+                        + "in a signed 64-bit integer")
+            }
+            return .int(value)
+        default:
+            return .int(number.intValue)
+        }
+    }
+
+    private static func object(from value: PreferenceValue) -> Any {
+        switch value {
+        case .string(let string): return string
+        case .int(let int): return int
+        case .double(let double): return double
+        case .bool(let bool): return bool
+        case .date(let date): return date
+        case .data(let data): return data
+        case .array(let elements): return elements.map(object(from:))
+        case .dictionary(let dictionary): return dictionary.mapValues(object(from:))
+        }
+    }
+
+    private static func describe(_ path: [String]) -> String {
+        path.isEmpty ? "(top level)" : PreferenceKeyPath(path).description
+    }
+}

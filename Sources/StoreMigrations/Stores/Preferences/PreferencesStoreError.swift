@@ -1,0 +1,57 @@
+import Foundation
+
+/// A preferences file cannot be read or written by a ``PreferencesStore``. The file is always
+/// left as it was.
+///
+/// ```swift
+/// do {
+///     _ = try store.readStates()
+/// } catch let error as PreferencesStoreError {
+///     print(error) // "The preferences file /…/prefs.json is not valid JSON: … "
+/// }
+/// ```
+public enum PreferencesStoreError: Error, Sendable, Hashable, CustomStringConvertible, LocalizedError {
+    /// The file does not hold a dictionary in the store's format (it is empty, truncated, not
+    /// JSON or not a property list, or holds a value such as `null` that preferences cannot).
+    case unreadableFile(file: String, format: PreferencesStore.Format, reason: String, migration: MigrationReference?)
+    /// The levels recorded under ``PreferencesStore/levelsKey`` are malformed; `manager` names the
+    /// entry at fault when one is.
+    case invalidLevels(file: String, manager: String?, reason: String, migration: MigrationReference?)
+    /// A migration left a value the format cannot hold, such as a NaN in a JSON file.
+    case unencodableValue(file: String, format: PreferencesStore.Format, reason: String, migration: MigrationReference?)
+    /// A migration stored a value under ``PreferencesStore/levelsKey``, which the store reserves.
+    case reservedKey(file: String, migration: MigrationReference?)
+
+    /// The message: what failed, where, and what to do.
+    public var description: String {
+        switch self {
+        case let .unreadableFile(file, format, reason, migration):
+            return "The preferences file \(file)\(Self.during(migration)) is not a valid "
+                + "\(format.name) dictionary: \(reason). Nothing was migrated and the file was left "
+                + "as it is. Restore it from a backup or repair it; delete it only to start over "
+                + "with empty preferences (its migrations then run again)."
+        case let .invalidLevels(file, manager, reason, migration):
+            let entry = manager.map { "the entry of manager \"\($0)\"" } ?? "the entry"
+            return "The levels recorded in \(file)\(Self.during(migration)) under the key "
+                + "\"\(PreferencesStore.levelsKey)\" are invalid: \(entry) \(reason). Nothing was "
+                + "migrated and the file was left as it is. Repair \(entry) (each manager maps to "
+                + "{\"level\": \"1.2\", \"appVersion\": \"2.0\"}, both optional), or remove it to "
+                + "start that manager over."
+        case let .unencodableValue(file, format, reason, migration):
+            return "Migration \(migration.map(\.description) ?? "(none)") left preferences that "
+                + "\(file) cannot hold as \(format.name): \(reason). Nothing was written. Store the "
+                + "value in another form (a string, for instance), or use another format."
+        case let .reservedKey(file, migration):
+            return "Migration \(migration.map(\.description) ?? "(none)") stored a value under "
+                + "\"\(PreferencesStore.levelsKey)\", the key where \(file) keeps the migration "
+                + "levels. Nothing was written. Use another key."
+        }
+    }
+
+    /// The same message as ``description``.
+    public var errorDescription: String? { description }
+
+    private static func during(_ migration: MigrationReference?) -> String {
+        migration.map { " (read for migration \($0))" } ?? ""
+    }
+}

@@ -1,0 +1,106 @@
+import Foundation
+
+#if canImport(Darwin)
+import Darwin
+#elseif canImport(Glibc)
+import Glibc
+#endif
+
+/// An exclusive `flock(2)` on a lock file beside a store, so that several processes (an app and
+/// its extension, several server instances) never migrate the same store at once.
+///
+/// The kernel releases the lock when its holder closes the file or dies, so a crash never leaves
+/// a stale lock. `flock` locks belong to an open file description: two `FileLock`s on one file
+/// exclude each other even within one process. The lock file is never deleted; deleting it while
+/// someone holds it would let a third party lock a new file of the same name.
+///
+/// ```swift
+/// try FileLock.withLock(url: lockURL, store: store.description, timeout: .seconds(30)) {
+///     // read the level again, apply, write
+/// }
+/// ```
+final class FileLock {
+    let url: URL
+    private var descriptor: Int32
+
+    /// Locks `url`, creating the file if needed, and waits at most `timeout` for another holder.
+    ///
+    /// - Throws: ``FileStoreError`` with operation `.waitForLock` after the timeout, `.openLockFile`
+    ///   or `.lock` when the system refuses.
+    init(url: URL, store: String, timeout: Duration) throws {
+        self.url = url
+        let path = url.path
+        let clock = ContinuousClock()
+        let deadline = clock.now.advanced(by: timeout)
+        var pause = Duration.milliseconds(1)
+
+        while true {
+            let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+            guard descriptor >= 0 else {
+                if errno == EINTR { continue }
+                throw FileStoreError.system(.openLockFile, path: path, store: store, code: errno)
+            }
+            while flock(descriptor, LOCK_EX | LOCK_NB) != 0 {
+                let code = errno
+                if code == EINTR { continue }
+                guard code == EWOULDBLOCK else {
+                    close(descriptor)
+                    throw FileStoreError.system(.lock, path: path, store: store, code: code)
+                }
+                let remaining = deadline - clock.now
+                guard remaining > .zero else {
+                    close(descriptor)
+                    throw FileStoreError(
+                        .waitForLock, path: path, store: store, code: code,
+                        reason: "another process still held it after \(Self.describe(timeout))")
+                }
+                Thread.sleep(forTimeInterval: Self.seconds(min(pause, remaining)))
+                pause = min(pause * 2, .milliseconds(50))
+            }
+            // Someone may have replaced the lock file between our open and flock; a lock on the
+            // old file would exclude nobody, so lock the file the path names now.
+            if Self.isSameFile(descriptor, path) {
+                self.descriptor = descriptor
+                return
+            }
+            close(descriptor)
+        }
+    }
+
+    deinit {
+        unlock()
+    }
+
+    /// Releases the lock; later calls do nothing.
+    func unlock() {
+        guard descriptor >= 0 else { return }
+        // Closing the last descriptor of the open file description releases the flock.
+        close(descriptor)
+        descriptor = -1
+    }
+
+    /// Runs `body` while holding the lock on `url`.
+    static func withLock<T>(
+        url: URL, store: String, timeout: Duration, _ body: () throws -> T
+    ) throws -> T {
+        let lock = try FileLock(url: url, store: store, timeout: timeout)
+        defer { lock.unlock() }
+        return try body()
+    }
+
+    private static func isSameFile(_ descriptor: Int32, _ path: String) -> Bool {
+        var opened = stat(), named = stat()
+        guard fstat(descriptor, &opened) == 0, stat(path, &named) == 0 else { return false }
+        return opened.st_dev == named.st_dev && opened.st_ino == named.st_ino
+    }
+
+    private static func seconds(_ duration: Duration) -> TimeInterval {
+        let (seconds, attoseconds) = duration.components
+        return TimeInterval(seconds) + TimeInterval(attoseconds) / 1e18
+    }
+
+    private static func describe(_ duration: Duration) -> String {
+        let value = seconds(duration)
+        return value == 1 ? "1 second" : "\(String(format: "%g", value)) seconds"
+    }
+}

@@ -1,0 +1,167 @@
+import Foundation
+
+#if canImport(Darwin)
+import Darwin
+#elseif canImport(Glibc)
+import Glibc
+#endif
+
+/// A file-system operation of a file-backed store failed: reading or replacing its file, taking
+/// its lock, or a ``CacheDirectory`` helper moving or removing files.
+///
+/// The message names the file, the store, the migration when known, the system's reason and what
+/// to do:
+///
+/// ```swift
+/// do {
+///     _ = try store.readStates()
+/// } catch let error as FileStoreError {
+///     print(error)
+///     // Could not read /…/prefs.json (preferences file /…/prefs.json): Permission denied
+///     // (errno 13). Nothing was migrated. …
+/// }
+/// ```
+public struct FileStoreError: Error, Sendable, Hashable, CustomStringConvertible, LocalizedError {
+    /// The step that failed.
+    public enum Operation: Sendable, Hashable {
+        /// Reading the store's file.
+        case read
+        /// Creating the temporary file a new version of the store's file is written to.
+        case createTemporaryFile
+        /// Writing the temporary file.
+        case write
+        /// Flushing the temporary file to disk.
+        case synchronize
+        /// Renaming the temporary file over the store's file.
+        case replace
+        /// Flushing the directory entry of the replaced file to disk.
+        case synchronizeDirectory
+        /// Creating the store's directory.
+        case createDirectory
+        /// Opening (or creating) the lock file.
+        case openLockFile
+        /// Locking the lock file.
+        case lock
+        /// Waiting for another process to release the lock, past the store's lock timeout.
+        case waitForLock
+        /// Listing a directory's contents.
+        case list
+        /// Moving a file or folder.
+        case move
+        /// Removing a file or folder.
+        case remove
+    }
+
+    /// The step that failed.
+    public let operation: Operation
+    /// The file or folder the step acted on.
+    public let path: String
+    /// The store, as its `description` names it.
+    public let store: String
+    /// The migration that was running, when there was one.
+    public internal(set) var migration: MigrationReference?
+    /// The `errno` value the system reported, when the failure came from a system call.
+    public let code: Int32?
+    /// The system's explanation, or why the step gave up.
+    public let reason: String
+
+    init(
+        _ operation: Operation, path: String, store: String, code: Int32?, reason: String,
+        migration: MigrationReference? = nil
+    ) {
+        self.operation = operation
+        self.path = path
+        self.store = store
+        self.code = code
+        self.reason = reason
+        self.migration = migration
+    }
+
+    /// A failed system call, explained by `strerror`, with `detail` (such as a move's
+    /// destination) appended as is.
+    static func system(
+        _ operation: Operation, path: String, store: String, code: Int32, detail: String? = nil
+    ) -> FileStoreError {
+        FileStoreError(
+            operation, path: path, store: store, code: code,
+            reason: "\(String(cString: strerror(code))) (errno \(code))" + (detail ?? ""))
+    }
+
+    /// A failed `FileManager` call; its POSIX code is kept when Foundation reports one.
+    static func foundation(_ operation: Operation, path: String, store: String, error: any Error) -> FileStoreError {
+        let nsError = error as NSError
+        let posix = nsError.domain == NSPOSIXErrorDomain
+            ? nsError
+            : (nsError.userInfo[NSUnderlyingErrorKey] as? NSError).flatMap { $0.domain == NSPOSIXErrorDomain ? $0 : nil }
+        if let posix {
+            return .system(operation, path: path, store: store, code: Int32(posix.code))
+        }
+        return FileStoreError(operation, path: path, store: store, code: nil, reason: nsError.localizedDescription)
+    }
+
+    /// Runs `body`, naming `migration` in any `FileStoreError` it throws.
+    static func attributing<T>(to migration: MigrationReference?, _ body: () throws -> T) throws -> T {
+        do {
+            return try body()
+        } catch var error as FileStoreError {
+            if error.migration == nil { error.migration = migration }
+            throw error
+        }
+    }
+
+    /// The message: what failed, where, and what to do.
+    public var description: String {
+        let during = migration.map { " during migration \($0)" } ?? ""
+        let directory = (path as NSString).deletingLastPathComponent
+        let failure = "\(summary) (\(store))\(during): \(reason)."
+        switch operation {
+        case .read:
+            return failure + " Nothing was migrated. Make sure this process may read the file "
+                + "(permissions, data protection) and launch again; an unreadable store is never "
+                + "taken for an empty one."
+        case .createTemporaryFile, .write, .synchronize, .replace:
+            return failure + " The store's file was left as it was and no level was recorded. "
+                + "Check the free disk space and write permission in \(directory), then launch again."
+        case .synchronizeDirectory:
+            return failure + " The new contents are already in place but may not survive a power "
+                + "loss. Check the disk holding \(directory); nothing needs undoing."
+        case .createDirectory:
+            return failure + " Nothing was migrated. Check that the parent folder is writable, "
+                + "or create the folder before launching."
+        case .openLockFile, .lock:
+            return failure + " Nothing was migrated. The lock file must be creatable and lockable: "
+                + "check write permission in \(directory) and that the volume supports flock."
+        case .waitForLock:
+            return failure + " Another process (the app, an extension, another instance) is "
+                + "migrating this store; this one migrated nothing. Launch again once it has "
+                + "finished, or give the store a longer lockTimeout. The lock is released as soon "
+                + "as its holder finishes or exits."
+        case .list, .move, .remove:
+            return failure + " A cache migration is not transactional: the folder may be partly "
+                + "changed and the level was not recorded, so the migration runs again on the "
+                + "next launch. Keep cache migrations idempotent, and check permissions in "
+                + "\(directory)."
+        }
+    }
+
+    /// The same message as ``description``.
+    public var errorDescription: String? { description }
+
+    private var summary: String {
+        switch operation {
+        case .read: return "Could not read \(path)"
+        case .createTemporaryFile: return "Could not create the temporary file \(path)"
+        case .write: return "Could not write the temporary file \(path)"
+        case .synchronize: return "Could not flush the temporary file \(path) to disk"
+        case .replace: return "Could not replace \(path)"
+        case .synchronizeDirectory: return "Could not flush the folder of \(path) to disk"
+        case .createDirectory: return "Could not create the folder \(path)"
+        case .openLockFile: return "Could not open the lock file \(path)"
+        case .lock: return "Could not lock \(path)"
+        case .waitForLock: return "Timed out waiting for the lock file \(path)"
+        case .list: return "Could not list \(path)"
+        case .move: return "Could not move \(path)"
+        case .remove: return "Could not remove \(path)"
+        }
+    }
+}

@@ -1,0 +1,400 @@
+import Foundation
+import Testing
+@testable import StoreMigrations
+
+#if canImport(Darwin)
+import Darwin
+#elseif canImport(Glibc)
+import Glibc
+#endif
+
+@Suite struct PreferencesStoreTests {
+    let folder: TemporaryFolder
+    let url: URL
+
+    init() throws {
+        folder = try TemporaryFolder()
+        url = folder.file("settings.json")
+    }
+
+    func store(
+        format: PreferencesStore.Format = .json, lockTimeout: Duration = .seconds(5), faults: AtomicFile.Faults = .none
+    ) -> PreferencesStore {
+        PreferencesStore(url: url, format: format, lockTimeout: lockTimeout, faults: faults)
+    }
+
+    func write(_ text: String) throws {
+        try Data(text.utf8).write(to: url)
+    }
+
+    func bytes() throws -> Data {
+        try Data(contentsOf: url)
+    }
+
+    // MARK: Applying
+
+    @Test func applyWritesDataAndLevelTogether() throws {
+        let outcome = try store().apply(storeMigration("settings", "1.1") { (prefs: inout Preferences) in
+            try prefs.set(true, for: "onboarding.showHelp")
+        })
+        #expect(outcome == .applied)
+        #expect(String(decoding: try bytes(), as: UTF8.self) == """
+            {
+              "StoreMigrations.levels": {
+                "settings": {
+                  "level": "1.1"
+                }
+              },
+              "onboarding": {
+                "showHelp": true
+              }
+            }
+
+            """)
+        #expect(try folder.names() == ["settings.json", "settings.json.lock"])
+    }
+
+    @Test func aNewStoreObjectReadsTheSameLevelsAndDataBack() throws {
+        try write(#"{"showHelp": false, "theme": "dark"}"#)
+        _ = try store().apply(storeMigration("settings", "1.1") { (prefs: inout Preferences) in
+            try prefs.renameKey("showHelp", to: "onboarding.showHelp")
+        })
+        _ = try store().apply(storeMigration("settings", "1.1-1") { (prefs: inout Preferences) in
+            try prefs.set(2, for: "schema")
+        })
+
+        let reopened = store()
+        #expect(try reopened.readStates() == ["settings": ManagerState(level: "1.1-1")])
+        #expect(try reopened.read() == Preferences(["onboarding": ["showHelp": false], "theme": "dark", "schema": 2]))
+    }
+
+    @Test func anAppliedLevelSkipsTheBodyAndLeavesTheFile() throws {
+        _ = try store().apply(storeMigration("settings", "2.0") { (prefs: inout Preferences) in try prefs.set(1, for: "a") })
+        let before = try bytes()
+        var ran = false
+        for version: Version in ["1.5", "2.0", "2"] {
+            let outcome = try store().apply(storeMigration("settings", version) { (_: inout Preferences) in ran = true })
+            #expect(outcome == .alreadyApplied(level: "2.0"))
+        }
+        #expect(!ran)
+        #expect(try bytes() == before)
+    }
+
+    @Test func aBodyThatThrowsPartWayLeavesTheFileByteForByte() throws {
+        try write(#"{"StoreMigrations.levels": {"settings": {"level": "1.0"}}, "keep": 1}"#)
+        let before = try bytes()
+        #expect(throws: SimulatedBodyFailure.self) {
+            try store().apply(storeMigration("settings", "1.1") { (prefs: inout Preferences) in
+                prefs.removeValue(for: "keep")
+                try prefs.set("half-done", for: "new")
+                throw SimulatedBodyFailure()
+            })
+        }
+        #expect(try bytes() == before)
+        #expect(try store().readStates()["settings"]?.level == "1.0")
+        #expect(try folder.names() == ["settings.json", "settings.json.lock"])
+    }
+
+    @Test func theBodyNeverSeesTheReservedKey() throws {
+        try write(#"{"StoreMigrations.levels": {"other": {"level": "3"}}, "theme": "dark"}"#)
+        var seen: Preferences?
+        _ = try store().apply(storeMigration("settings", "1.1") { (prefs: inout Preferences) in seen = prefs })
+        #expect(seen == Preferences(["theme": "dark"]))
+        #expect(seen?.contains([PreferencesStore.levelsKey]) == false)
+        #expect(try store().read() == Preferences(["theme": "dark"]))
+    }
+
+    @Test func aBodyCannotClobberTheReservedKey() throws {
+        try write(#"{"StoreMigrations.levels": {"settings": {"level": "1.0"}}}"#)
+        let before = try bytes()
+        let error = #expect(throws: PreferencesStoreError.self) {
+            try store().apply(storeMigration("settings", "1.1") { (prefs: inout Preferences) in
+                try prefs.set([:] as PreferenceValue, for: [PreferencesStore.levelsKey])
+            })
+        }
+        #expect(error == .reservedKey(file: url.path, migration: .migration(manager: "settings", version: "1.1")))
+        #expect(try bytes() == before)
+    }
+
+    @Test func managersSharingTheFileKeepEachOthersLevelsAndUnknownFields() throws {
+        try write(#"{"StoreMigrations.levels": {"legacy": {"level": "4", "history": ["x"]}}}"#)
+        _ = try store().apply(storeMigration("a", "1") { (prefs: inout Preferences) in try prefs.set(1, for: "a") })
+        _ = try store().apply(storeMigration("b", "2") { (prefs: inout Preferences) in try prefs.set(2, for: "b") })
+        _ = try store().apply(storeMigration("legacy", "5") { (_: inout Preferences) in })
+
+        #expect(try store().readStates() == [
+            "a": ManagerState(level: "1"), "b": ManagerState(level: "2"), "legacy": ManagerState(level: "5"),
+        ])
+        let raw = try PreferencesJSON.decode(try bytes())
+        #expect(raw[PreferencesStore.levelsKey] == [
+            "a": ["level": "1"], "b": ["level": "2"], "legacy": ["level": "5", "history": ["x"]],
+        ])
+    }
+
+    @Test func createsTheFilesFolder() throws {
+        let nested = folder.file("Application Support/App/settings.json")
+        let store = PreferencesStore(url: nested)
+        #expect(try store.readStates() == [:])
+        #expect(try store.read() == Preferences())
+        _ = try store.apply(storeMigration("settings", "1") { (prefs: inout Preferences) in try prefs.set("x", for: "y") })
+        #expect(try PreferencesStore(url: nested).read() == Preferences(["y": "x"]))
+    }
+
+    @Test func aMissingFileHasNoStates() throws {
+        #expect(try store().readStates() == [:])
+        #expect(try store().read() == Preferences())
+        #expect(try folder.names() == [])
+    }
+
+    // MARK: Unreadable files
+
+    @Test(arguments: [
+        "", "{", #"{"theme": "da"#, "garbage", "[1, 2]", #"{"a": null}"#, "\u{0}\u{1}\u{2}", "<plist/>",
+    ])
+    func anUnparsableFileIsATypedErrorAndStaysByteIdentical(text: String) throws {
+        try write(text)
+        let before = try bytes()
+        var ran = false
+
+        let states = #expect(throws: PreferencesStoreError.self) { try store().readStates() }
+        #expect(throws: PreferencesStoreError.self) { try store().read() }
+        let applied = #expect(throws: PreferencesStoreError.self) {
+            try store().apply(storeMigration("settings", "1.1") { (_: inout Preferences) in ran = true })
+        }
+        #expect(throws: PreferencesStoreError.self) {
+            try store().updateState(of: "settings") { $0.level = "9" }
+        }
+
+        guard case let .unreadableFile(file, format, _, migration)? = applied else {
+            Issue.record("expected unreadableFile, got \(String(describing: applied))")
+            return
+        }
+        #expect(file == url.path)
+        #expect(format == .json)
+        #expect(migration == .migration(manager: "settings", version: "1.1"))
+        #expect(applied?.description.contains(url.path) == true)
+        #expect(applied?.description.contains("settings@1.1") == true)
+        #expect(applied?.description.contains("left as it is") == true)
+        if case .unreadableFile(_, _, _, nil)? = states {} else { Issue.record("readStates names no migration") }
+        #expect(!ran)
+        #expect(try bytes() == before)
+    }
+
+    @Test func aTruncatedFileIsNotTakenForAnEmptyOne() throws {
+        _ = try store().apply(storeMigration("settings", "1.0") { (prefs: inout Preferences) in try prefs.set("v", for: "k") })
+        let whole = try bytes()
+        try whole.prefix(whole.count / 2).write(to: url)
+        let truncated = try bytes()
+        #expect(throws: PreferencesStoreError.self) { try store().readStates() }
+        #expect(try bytes() == truncated)
+    }
+
+    @Test(arguments: [
+        #"{"StoreMigrations.levels": 3}"#,
+        #"{"StoreMigrations.levels": {"settings": "1.1"}}"#,
+        #"{"StoreMigrations.levels": {"settings": {"level": 1}}}"#,
+        #"{"StoreMigrations.levels": {"settings": {"level": "1.x"}}}"#,
+        #"{"StoreMigrations.levels": {"settings": {"appVersion": ""}}}"#,
+    ])
+    func malformedLevelsAreATypedErrorAndStayByteIdentical(text: String) throws {
+        try write(text)
+        let before = try bytes()
+        let error = #expect(throws: PreferencesStoreError.self) {
+            try store().apply(storeMigration("settings", "1.1") { (_: inout Preferences) in })
+        }
+        guard case let .invalidLevels(file, _, _, migration)? = error else {
+            Issue.record("expected invalidLevels, got \(String(describing: error))")
+            return
+        }
+        #expect(file == url.path)
+        #expect(migration == .migration(manager: "settings", version: "1.1"))
+        #expect(throws: PreferencesStoreError.self) { try store().readStates() }
+        #expect(try store().read() == Preferences())
+        #expect(try bytes() == before)
+    }
+
+    @Test func anUnreadableFileIsAnErrorNotAFirstLaunch() throws {
+        try write(#"{"StoreMigrations.levels": {"settings": {"level": "1.0"}}}"#)
+        let error = #expect(throws: FileStoreError.self) { try store(faults: .failing(.read)).readStates() }
+        #expect(error?.operation == .read)
+        #expect(error?.store == "preferences file \(url.path)")
+    }
+
+    // MARK: Write failures and values the format cannot hold
+
+    @Test(arguments: [FileStoreError.Operation.createTemporaryFile, .write, .synchronize, .replace])
+    func aFailedWriteLeavesTheOldBytesTheOldLevelAndNoTemporaryFile(operation: FileStoreError.Operation) throws {
+        try write(#"{"StoreMigrations.levels": {"settings": {"level": "1.0"}}, "keep": 1}"#)
+        let before = try bytes()
+        let error = #expect(throws: FileStoreError.self) {
+            try store(faults: .failing(operation)).apply(storeMigration("settings", "1.1") { (prefs: inout Preferences) in
+                try prefs.set(String(repeating: "x", count: 5_000), for: "big")
+            })
+        }
+        #expect(error?.operation == operation)
+        #expect(error?.migration == .migration(manager: "settings", version: "1.1"))
+        #expect(error?.description.contains("settings@1.1") == true)
+        #expect(try bytes() == before)
+        #expect(try store().readStates()["settings"]?.level == "1.0")
+        #expect(try folder.names() == ["settings.json", "settings.json.lock"])
+    }
+
+    @Test func jsonCannotHoldNaNAndNothingIsWritten() throws {
+        try write(#"{"keep": 1}"#)
+        let before = try bytes()
+        let error = #expect(throws: PreferencesStoreError.self) {
+            try store().apply(storeMigration("settings", "1") { (prefs: inout Preferences) in try prefs.set(Double.nan, for: "x") })
+        }
+        guard case .unencodableValue(url.path, .json, _, .migration(manager: "settings", version: "1"))? = error else {
+            Issue.record("expected unencodableValue, got \(String(describing: error))")
+            return
+        }
+        #expect(try bytes() == before)
+    }
+
+    @Test func leftoversOfAKilledWriterAreRemovedUnderTheLock() throws {
+        try write("{}")
+        try Data("{\"part".utf8).write(to: folder.file(".settings.json.\(UUID().uuidString).tmp"))
+        _ = try store().apply(storeMigration("settings", "1") { (_: inout Preferences) in })
+        #expect(try folder.names() == ["settings.json", "settings.json.lock"])
+    }
+
+    // MARK: Locking
+
+    @Test func waitsForTheLockThenTimesOutWithATypedError() throws {
+        let holder = open(url.path + ".lock", O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        try #require(holder >= 0)
+        try #require(flock(holder, LOCK_EX | LOCK_NB) == 0)
+        var ran = false
+
+        let error = #expect(throws: FileStoreError.self) {
+            try store(lockTimeout: .milliseconds(30)).apply(storeMigration("settings", "1") { (_: inout Preferences) in ran = true })
+        }
+        #expect(error?.operation == .waitForLock)
+        #expect(error?.path == url.path + ".lock")
+        #expect(error?.store == "preferences file \(url.path)")
+        #expect(error?.migration == .migration(manager: "settings", version: "1"))
+        #expect(!ran)
+        #expect(throws: FileStoreError.self) {
+            try store(lockTimeout: .zero).updateState(of: "settings") { $0.level = "1" }
+        }
+        #expect(!FileManager.default.fileExists(atPath: url.path))
+
+        close(holder)
+        #expect(try store(lockTimeout: .zero).apply(storeMigration("settings", "1") { (_: inout Preferences) in ran = true }) == .applied)
+        #expect(ran)
+    }
+
+    @Test func concurrentStoresOnOneFileLoseNoUpdate() throws {
+        let managers = (0..<8).map { "manager\($0)" }
+        let url = self.url
+        DispatchQueue.concurrentPerform(iterations: managers.count) { index in
+            let store = PreferencesStore(url: url)
+            _ = try? store.apply(storeMigration(managers[index], "1") { (prefs: inout Preferences) in
+                try prefs.set(index, for: .key(managers[index]))
+            })
+        }
+        let states = try store().readStates()
+        #expect(states == Dictionary(uniqueKeysWithValues: managers.map { ($0, ManagerState(level: "1")) }))
+        #expect(try store().read().keys == managers)
+    }
+
+    @Test func oneStepRacedByManyRunsOnce() throws {
+        let runs = Counter()
+        let outcomes = Outcomes()
+        let url = self.url
+        DispatchQueue.concurrentPerform(iterations: 6) { _ in
+            let outcome = try? PreferencesStore(url: url).apply(storeMigration("settings", "1") { (prefs: inout Preferences) in
+                runs.increment()
+                try prefs.set(runs.value, for: "runs")
+            })
+            outcomes.append(outcome)
+        }
+        #expect(runs.value == 1)
+        #expect(outcomes.values.filter { $0 == .applied }.count == 1)
+        #expect(outcomes.values.filter { $0 == .alreadyApplied(level: "1") }.count == 5)
+        #expect(try store().read().int("runs") == 1)
+    }
+
+    // MARK: States
+
+    @Test func updateStateRecordsLevelsWithoutTouchingData() throws {
+        try write(#"{"theme": "dark"}"#)
+        try store().updateState(of: "settings") { $0.level = "1.2" }
+        try store().updateState(of: "settings") { $0.appVersion = "2.0" }
+        #expect(try store().readStates() == ["settings": ManagerState(level: "1.2", appVersion: "2.0")])
+        #expect(try store().read() == Preferences(["theme": "dark"]))
+
+        try store().updateState(of: "settings") { $0 = ManagerState() }
+        #expect(try store().readStates() == [:])
+        #expect(String(decoding: try bytes(), as: UTF8.self) == "{\n  \"theme\": \"dark\"\n}\n")
+    }
+
+    @Test func anUnchangedStateWritesNothing() throws {
+        try store().updateState(of: "settings") { _ in }
+        #expect(!FileManager.default.fileExists(atPath: url.path))
+        try write(#"{"StoreMigrations.levels":{"settings":{"level":"1"}}}"#)
+        let before = try bytes()
+        try store().updateState(of: "settings") { $0.level = "1.0" }
+        #expect(try bytes() == before)
+    }
+
+    @Test func aBaselineOnAMissingFileCreatesIt() throws {
+        try store().updateState(of: "settings") { $0.level = "1.1" }
+        #expect(try store().readStates() == ["settings": ManagerState(level: "1.1")])
+        #expect(try store().read() == Preferences())
+    }
+
+    @Test func isNotRebuildable() throws {
+        #expect(!store().isRebuildable)
+        #expect(throws: MigrationError.self) { try store().rebuild(resetting: "settings") }
+    }
+
+    // MARK: Property lists
+
+    @Test func propertyListStoresRoundTripAndWriteBinary() throws {
+        let xml = """
+            <?xml version="1.0" encoding="UTF-8"?>
+            <plist version="1.0"><dict><key>showHelp</key><true/><key>launches</key><integer>3</integer></dict></plist>
+            """
+        try write(xml)
+        let when = Date(timeIntervalSince1970: 1_700_000_000.123)
+        _ = try store(format: .propertyList).apply(storeMigration("settings", "1.1") { (prefs: inout Preferences) in
+            try prefs.renameKey("showHelp", to: "onboarding.showHelp")
+            try prefs.set(when, for: "migratedAt")
+            try prefs.set(Data([1, 2, 3]), for: "token")
+        })
+        #expect(try bytes().starts(with: Array("bplist".utf8)))
+
+        let reopened = store(format: .propertyList)
+        #expect(try reopened.readStates() == ["settings": ManagerState(level: "1.1")])
+        #expect(try reopened.read() == Preferences([
+            "onboarding": ["showHelp": true], "launches": 3, "migratedAt": .date(when), "token": .data(Data([1, 2, 3])),
+        ]))
+    }
+
+    @Test func aJSONFileIsNotAPropertyList() throws {
+        try write(#"{"a": 1}"#)
+        let error = #expect(throws: PreferencesStoreError.self) { try store(format: .propertyList).read() }
+        guard case .unreadableFile(_, .propertyList, _, _)? = error else {
+            Issue.record("expected unreadableFile, got \(String(describing: error))")
+            return
+        }
+    }
+}
+
+/// A thread-safe counter for bodies run from several threads.
+private final class Counter: @unchecked Sendable {
+    private let lock = NSLock()
+    private var count = 0
+    var value: Int { lock.withLock { count } }
+    func increment() { lock.withLock { count += 1 } }
+}
+
+/// Outcomes collected from several threads.
+private final class Outcomes: @unchecked Sendable {
+    private let lock = NSLock()
+    private var collected: [StoreApplyOutcome?] = []
+    var values: [StoreApplyOutcome?] { lock.withLock { collected } }
+    func append(_ outcome: StoreApplyOutcome?) { lock.withLock { collected.append(outcome) } }
+}
