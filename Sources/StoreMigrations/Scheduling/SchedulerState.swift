@@ -1,0 +1,119 @@
+/// The bookkeeping of Kahn's algorithm for one run, kept apart from Dispatch so that every
+/// decision is made in one place, under one lock: which steps are ready, which store is busy,
+/// what is skipped when a step fails, and when the run is over.
+struct SchedulerState {
+    /// What the driver must do after a change of state, outside the lock.
+    struct Actions {
+        var start: [Int] = []
+        var skipped: [(step: Int, because: Int?)] = []
+        var isFinished = false
+    }
+
+    private let steps: [ExecutablePlan.Step]
+    private let maxConcurrent: Int
+    private let failurePolicy: FailurePolicy
+    private var remainingPredecessors: [Int]
+    private(set) var results: [Scheduler.Result?]
+    private var ready = ReadySteps()
+    private var storeBusy: [Bool]
+    private var waitingForStore: [[Int]]
+    private var isRunning: [Bool]
+    private var running = 0
+    private var finished = 0
+    private var stopping = false
+
+    init(steps: [ExecutablePlan.Step], storeCount: Int, maxConcurrentStores: Int, failurePolicy: FailurePolicy) {
+        self.steps = steps
+        self.maxConcurrent = max(1, maxConcurrentStores)
+        self.failurePolicy = failurePolicy
+        self.remainingPredecessors = steps.map(\.predecessorCount)
+        self.results = Array(repeating: nil, count: steps.count)
+        self.storeBusy = Array(repeating: false, count: storeCount)
+        self.waitingForStore = Array(repeating: [], count: storeCount)
+        self.isRunning = Array(repeating: false, count: steps.count)
+    }
+
+    mutating func start() -> Actions {
+        for step in steps.indices where remainingPredecessors[step] == 0 { ready.insert(step) }
+        var actions = Actions()
+        startReadySteps(&actions)
+        actions.isFinished = isDone
+        return actions
+    }
+
+    mutating func finish(_ step: Int, with result: Scheduler.Result) -> Actions {
+        var actions = Actions()
+        record(result, for: step)
+        running -= 1
+        isRunning[step] = false
+        let store = steps[step].store
+        storeBusy[store] = false
+        for waiting in waitingForStore[store] { ready.insert(waiting) }
+        waitingForStore[store].removeAll()
+        switch result.outcome {
+        case .failed:
+            skipDependents(of: step, &actions)
+            if failurePolicy == .stopOnFirstFailure { stop(&actions) }
+        case .cancelled:
+            stop(&actions)
+        case .succeeded, .skipped:
+            for successor in steps[step].successors {
+                remainingPredecessors[successor] -= 1
+                if remainingPredecessors[successor] == 0, results[successor] == nil { ready.insert(successor) }
+            }
+        }
+        startReadySteps(&actions)
+        actions.isFinished = isDone
+        return actions
+    }
+
+    mutating func cancel() -> Actions {
+        var actions = Actions()
+        stop(&actions)
+        actions.isFinished = isDone
+        return actions
+    }
+
+    private var isDone: Bool { finished == steps.count && running == 0 }
+
+    private mutating func startReadySteps(_ actions: inout Actions) {
+        while running < maxConcurrent, !stopping, let step = ready.popFirst() {
+            let store = steps[step].store
+            if storeBusy[store] {
+                waitingForStore[store].append(step)
+                continue
+            }
+            storeBusy[store] = true
+            running += 1
+            isRunning[step] = true
+            actions.start.append(step)
+        }
+    }
+
+    private mutating func skipDependents(of failed: Int, _ actions: inout Actions) {
+        var stack = steps[failed].successors
+        while let step = stack.popLast() {
+            guard results[step] == nil else { continue }
+            record(Scheduler.Result(outcome: .skipped(because: failed)), for: step)
+            actions.skipped.append((step, failed))
+            stack.append(contentsOf: steps[step].successors)
+        }
+    }
+
+    /// Starts nothing new; every step neither finished nor running ends as cancelled.
+    private mutating func stop(_ actions: inout Actions) {
+        guard !stopping else { return }
+        stopping = true
+        ready.removeAll()
+        for index in waitingForStore.indices { waitingForStore[index].removeAll() }
+        for step in steps.indices where results[step] == nil && !isRunning[step] {
+            record(Scheduler.Result(outcome: .cancelled), for: step)
+            actions.skipped.append((step, nil))
+        }
+    }
+
+    private mutating func record(_ result: Scheduler.Result, for step: Int) {
+        results[step] = result
+        finished += 1
+    }
+}
