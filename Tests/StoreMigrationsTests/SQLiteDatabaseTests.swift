@@ -218,4 +218,87 @@ final class ProgressLog: @unchecked Sendable {
         try db.forEachRow("SELECT a FROM t WHERE a > ?", arguments: [1]) { sum += try $0["a"] as Int }
         #expect(sum == 5)
     }
+
+    // MARK: transformRows
+
+    @Test func transformRowsVisitsEveryRowOnceAndReportsProgress() throws {
+        try db.execute("CREATE TABLE event(id INTEGER PRIMARY KEY, title TEXT, guid TEXT)")
+        try db.execute("BEGIN")
+        let insert = try db.makeStatement("INSERT INTO event(title) VALUES (?)")
+        for number in 0..<10_003 {
+            try insert.execute(arguments: [.text("event \(number)")])
+        }
+        let log = ProgressLog()
+        let context = log.context()
+        db.context = context
+        var visits: [Int64: Int] = [:]
+        let updated = try db.transformRows(in: "event", columns: ["id", "title", "guid"], batchSize: 1_000) { row in
+            visits[try row["id"], default: 0] += 1
+            #expect(try row["guid"] as String? == nil)
+            return ["guid": .text("guid-" + (try row["title"] as String))]
+        }
+        try db.execute("COMMIT")
+
+        #expect(updated == 10_003)
+        #expect(visits.count == 10_003)
+        #expect(visits.values.allSatisfy { $0 == 1 })
+        #expect(try db.scalar("SELECT count(*) FROM event WHERE guid = 'guid-' || title", as: Int.self) == 10_003)
+        #expect(log.fractions.count >= 11)
+        #expect(log.fractions == log.fractions.sorted())
+        #expect(log.fractions.last == 1)
+        #expect(context.progress.fractionCompleted == 1)
+    }
+
+    @Test func transformRowsFiltersSkipsAndKeepsUnlistedValues() throws {
+        try db.execute("""
+            CREATE TABLE person(first TEXT, last TEXT, full TEXT);
+            INSERT INTO person VALUES ('Ada', 'Lovelace', NULL), ('Alan', 'Turing', 'kept'), ('Grace', 'Hopper', NULL);
+            """)
+        let updated = try db.transformRows(
+            in: "person", columns: ["first", "last", "full"], where: "full IS NULL", batchSize: 1
+        ) { row in
+            let first: String = try row["first"]
+            if first == "Grace" { return nil }
+            return ["full": .text(first + " " + (try row["last"] as String)), "first": .text(first.uppercased())]
+        }
+        #expect(updated == 1)
+        let rows = try db.rows("SELECT first, last, full FROM person ORDER BY rowid").map(\.values)
+        #expect(rows == [
+            [.text("ADA"), .text("Lovelace"), .text("Ada Lovelace")],
+            [.text("Alan"), .text("Turing"), .text("kept")],
+            [.text("Grace"), .text("Hopper"), .null],
+        ])
+        #expect(throws: SQLiteError.self) {
+            try db.transformRows(in: "person", columns: ["first"]) { _ in ["last": "x"] }
+        }
+    }
+
+    @Test func transformRowsPagesWithoutRowIDTablesByPrimaryKey() throws {
+        try db.execute("CREATE TABLE pair(a INTEGER, b TEXT, v INTEGER, PRIMARY KEY (a, b)) WITHOUT ROWID")
+        let insert = try db.makeStatement("INSERT INTO pair VALUES (?, ?, 0)")
+        for a in 0..<7 {
+            for b in ["x", "y", "z"] { try insert.execute(arguments: [.integer(Int64(a)), .text(b)]) }
+        }
+        var count = 0
+        try db.transformRows(in: "pair", columns: ["a", "v"], batchSize: 4) { row in
+            count += 1
+            return ["v": .integer(try row["a"] as Int64 * 10)]
+        }
+        #expect(count == 21)
+        #expect(try db.scalar("SELECT count(*) FROM pair WHERE v = a * 10", as: Int.self) == 21)
+
+        let keyChange = try #require(#expect(throws: SQLiteError.self) {
+            try db.transformRows(in: "pair", columns: ["a"]) { _ in ["a": 99] }
+        })
+        #expect(keyChange.code == SQLITE_MISUSE)
+    }
+
+    @Test func transformRowsStopsWhenTheRunIsCancelled() throws {
+        try db.execute("CREATE TABLE t(v INTEGER); INSERT INTO t VALUES (1);")
+        db.context = ProgressLog().context(cancelled: true)
+        #expect(throws: CancellationError.self) {
+            try db.transformRows(in: "t", columns: ["v"]) { _ in ["v": 2] }
+        }
+        #expect(try db.scalar("SELECT v FROM t", as: Int.self) == 1)
+    }
 }
