@@ -205,12 +205,13 @@ private struct BodyFailure: Error, Equatable {
             try db.transformRows(in: "event", columns: ["guid"], batchSize: 6) { _ in ["guid": .text(UUID().uuidString)] }
         })
         #expect(outcome == .applied)
-        #expect(log.fractions == [0.3, 0.6, 0.9, 1, 1])
+        #expect(log.fractions == [0.3, 0.6, 0.9, 1])
         #expect(context.progress.fractionCompleted == 1)
         #expect(try store.read { try $0.scalar("SELECT count(DISTINCT guid) FROM event", as: Int.self) } == 20)
     }
 
     @Test func bodyCannotEndTheStoresTransaction() throws {
+        let store = self.store
         try applyInitialSchema(to: store)
         let error = try #require(#expect(throws: SQLiteError.self) {
             _ = try store.apply(sqliteStep("1.1") { db in
@@ -220,6 +221,14 @@ private struct BodyFailure: Error, Equatable {
         })
         #expect(error.code == SQLITE_AUTH)
         #expect(try store.read { try $0.scalar("SELECT count(*) FROM event", as: Int.self) } == 20)
+
+        let afterNestedRead = try #require(#expect(throws: SQLiteError.self) {
+            _ = try store.apply(sqliteStep("1.1") { db in
+                #expect(try store.read { try $0.scalar("SELECT count(*) FROM event", as: Int.self) } == 20)
+                try db.execute("ROLLBACK")
+            })
+        })
+        #expect(afterNestedRead.code == SQLITE_AUTH, "a nested read keeps the guard in place")
 
         let outcome = try store.apply(sqliteStep("1.1") { db in
             try db.execute("SAVEPOINT attempt; DELETE FROM event; ROLLBACK TO attempt; RELEASE attempt;")

@@ -22,7 +22,7 @@ extension Database {
     ///         starts_at INTEGER,
     ///         calendar_id INTEGER REFERENCES calendar(id)
     ///         """,
-    ///     copying: ["title": "coalesce(title, '')", "starts_at": "unixepoch(starts_on)"])
+    ///     copying: ["title": "coalesce(title, '')", "starts_at": "strftime('%s', starts_on)"])
     /// ```
     ///
     /// Follows SQLite's documented procedure: the new table is created under a temporary name,
@@ -164,7 +164,7 @@ extension Database {
                             + "foreignKeyCheck: .deferred",
                         sql: nil)
                 }
-                referringTables.append(child)
+                if !referringTables.contains(where: { sameName($0, child) }) { referringTables.append(child) }
             }
         }
         let wasDeferring = enforcesForeignKeys ? try pragmaFlag("defer_foreign_keys") : true
@@ -268,7 +268,7 @@ extension Database {
 
             // Step 10.
             if enforcesForeignKeys {
-                try checkForeignKeys(in: [table] + referringTables)
+                try checkForeignKeys(in: [table] + referringTables.filter { !sameName($0, table) })
             }
         }
     }

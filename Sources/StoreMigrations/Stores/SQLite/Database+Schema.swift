@@ -165,10 +165,7 @@ extension Database {
     /// Throws the violations `PRAGMA foreign_key_check` finds in `tables`, or in the whole
     /// database when `tables` is `nil`.
     func checkForeignKeys(in tables: [String]? = nil) throws {
-        var violations: [ForeignKeyViolation] = []
-        for table in tables.map({ $0.map(Optional.some) }) ?? [nil] {
-            violations += try foreignKeyViolations(in: table)
-        }
+        let violations = try tables?.flatMap { try foreignKeyViolations(in: $0) } ?? foreignKeyViolations()
         guard !violations.isEmpty else { return }
         throw SQLiteError(
             extendedCode: SQLiteError.constraintForeignKey,

@@ -92,15 +92,18 @@ extension Database {
                     let change = changes.first { sameName($0.key, column) }?.value
                     newValues.append(try change ?? row[column])
                 }
-                try update?.execute(arguments: newValues + keyValues)
-                updatedCount += 1
+                if let update {
+                    try update.execute(arguments: newValues + keyValues)
+                    updatedCount += 1
+                }
             }
             visited += batch.count
             context?.reportProgress(completed: min(visited, total), of: total)
             guard batch.count == batchSize, let last = batch.last else { break }
             lastKey = Array(last.values.prefix(key.count))
         }
-        context?.reportProgress(completed: total, of: total)
+        // The count was taken before the closure ran; if it deleted rows, fewer were visited.
+        if visited < total { context?.reportProgress(completed: total, of: total) }
         return updatedCount
     }
 

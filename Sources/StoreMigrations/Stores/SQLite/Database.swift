@@ -33,6 +33,9 @@ public final class Database {
     /// of the body, so that long operations such as ``transformRows(in:columns:where:batchSize:_:)``
     /// report progress and notice cancellation without the body passing it along.
     var context: MigrationContext?
+    /// How many calls of ``denyingTransactionControl(_:)`` are running, since SQLite keeps one
+    /// authorizer and a nested call must not remove the outer one's.
+    private var transactionControlDenials = 0
 
     /// Opens (creating if missing) the database at `path` in WAL mode with foreign keys enforced.
     ///
@@ -197,10 +200,16 @@ public final class Database {
     /// `SQLITE_AUTH`, so that a migration body cannot commit half of its step behind the store's
     /// back. Savepoints stay allowed.
     func denyingTransactionControl<T>(_ body: () throws -> T) rethrows -> T {
-        sqlite3_set_authorizer(handle, { _, action, _, _, _, _ in
-            action == SQLITE_TRANSACTION ? SQLITE_DENY : SQLITE_OK
-        }, nil)
-        defer { sqlite3_set_authorizer(handle, nil, nil) }
+        if transactionControlDenials == 0 {
+            sqlite3_set_authorizer(handle, { _, action, _, _, _, _ in
+                action == SQLITE_TRANSACTION ? SQLITE_DENY : SQLITE_OK
+            }, nil)
+        }
+        transactionControlDenials += 1
+        defer {
+            transactionControlDenials -= 1
+            if transactionControlDenials == 0 { sqlite3_set_authorizer(handle, nil, nil) }
+        }
         return try body()
     }
 

@@ -51,7 +51,8 @@ public struct SQLiteError: Error, Sendable, Hashable, CustomStringConvertible, L
     /// The file is not a SQLite database (`SQLITE_NOTADB`), or is encrypted.
     public var isNotADatabase: Bool { code == SQLITE_NOTADB }
 
-    /// Another connection held a lock past the busy timeout (`SQLITE_BUSY` or `SQLITE_LOCKED`).
+    /// The database or a table was locked (`SQLITE_BUSY`: by another connection or process, past
+    /// the busy timeout; `SQLITE_LOCKED`: by a pending statement or a connection sharing the cache).
     public var isBusy: Bool { code == SQLITE_BUSY || code == SQLITE_LOCKED }
 
     /// A `UNIQUE`, `NOT NULL`, `CHECK`, primary-key or foreign-key constraint failed.
@@ -82,10 +83,14 @@ public struct SQLiteError: Error, Sendable, Hashable, CustomStringConvertible, L
         case SQLITE_NOTADB:
             return "The file is not a SQLite database, or it is encrypted. It was left untouched: "
                 + "restore it from a backup or move it aside, then launch again."
-        case SQLITE_BUSY, SQLITE_LOCKED:
+        case SQLITE_BUSY:
             return "Another connection or process kept the database locked longer than the busy "
                 + "timeout. Nothing was changed. End long transactions elsewhere or raise the "
                 + "store's busyTimeout, then try again."
+        case SQLITE_LOCKED:
+            return "A table is in use: a statement of this connection is still reading it, or a "
+                + "connection sharing its cache holds it. Finish or reset the pending statement "
+                + "first."
         case SQLITE_CONSTRAINT where !foreignKeyViolations.isEmpty:
             let listed = foreignKeyViolations.map(\.description).joined(separator: "; ")
             let more = foreignKeyViolations.count >= Self.maximumReportedViolations ? "; …" : ""

@@ -86,6 +86,10 @@ public final class SQLiteStore: MigrationStore, @unchecked Sendable {
 
     // MARK: MigrationStore
 
+    /// Reads every manager's state from `store_migrations_levels` in one snapshot.
+    ///
+    /// A new or empty database has no states. A file that is not a database, a lock held past the
+    /// busy timeout, or a level that is not a version throws.
     public func readStates() throws -> [String: ManagerState] {
         try withConnection { db in
             try reading(db) {
@@ -100,6 +104,9 @@ public final class SQLiteStore: MigrationStore, @unchecked Sendable {
         }
     }
 
+    /// Runs `migration` in one `IMMEDIATE` transaction with its level and history row; see the
+    /// type's discussion for the steps. The body's error, or the ``SQLiteError`` that stopped
+    /// the step, is rethrown after the rollback.
     public func apply(_ migration: StoreMigration<Database>) throws -> StoreApplyOutcome {
         try withConnection { db in
             let start = ContinuousClock.now
@@ -118,6 +125,14 @@ public final class SQLiteStore: MigrationStore, @unchecked Sendable {
                 // The body gets its own reference: reassigning it cannot swap the store's connection.
                 var content = db
                 try db.denyingTransactionControl { try migration.run(on: &content) }
+                // Never record a level outside the transaction that holds the body's changes.
+                guard db.isInTransaction else {
+                    throw db.error(
+                        code: SQLITE_MISUSE,
+                        message: "the body of \(migration.manager)@\(migration.version) ended the "
+                            + "store's transaction; its level was not recorded",
+                        sql: nil)
+                }
 
                 try db.execute(
                     """
@@ -138,6 +153,8 @@ public final class SQLiteStore: MigrationStore, @unchecked Sendable {
         }
     }
 
+    /// Changes `manager`'s recorded state in its own `IMMEDIATE` transaction, without touching
+    /// the data.
     public func updateState(of manager: String, _ update: (inout ManagerState) -> Void) throws {
         try withConnection { db in
             try inWriteTransaction(db) {
