@@ -205,10 +205,3 @@ final class MigrationRun: MigrationRunControl, @unchecked Sendable {
             steps: steps, managers: managers, diagnostics: plan.diagnostics)
     }
 }
-
-extension Duration {
-    var seconds: TimeInterval {
-        let parts = components
-        return TimeInterval(parts.seconds) + TimeInterval(parts.attoseconds) / 1e18
-    }
-}

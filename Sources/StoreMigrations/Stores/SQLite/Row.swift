@@ -1,0 +1,106 @@
+#if canImport(SQLite3)
+import SQLite3
+#else
+import CSQLite
+#endif
+import Foundation
+
+/// One row of a query's result: its column names and values, read with typed subscripts by
+/// column name or index.
+///
+/// ```swift
+/// for row in try db.rows("SELECT id, title, note FROM event") {
+///     let id: Int64 = try row["id"]
+///     let title: String = try row[1]
+///     let note: String? = try row["note"]   // nil when NULL
+/// }
+/// ```
+///
+/// A subscript throws an ``SQLiteError`` naming the column and the statement when the column
+/// does not exist or its value does not convert: `NULL` read as a non-optional type, text read
+/// as a number.
+public struct Row: Sendable, Hashable, CustomStringConvertible {
+    /// The row's values, in column order.
+    public let values: [DatabaseValue]
+    private let layout: Layout
+
+    init(values: [DatabaseValue], layout: Layout) {
+        self.values = values
+        self.layout = layout
+    }
+
+    /// The column names, in order.
+    public var columnNames: [String] { layout.names }
+
+    /// The value of the column at `index` (from 0), converted to `T`.
+    public subscript<T: DatabaseValueConvertible>(_ index: Int) -> T {
+        get throws {
+            guard values.indices.contains(index) else {
+                throw layout.error(
+                    code: SQLITE_RANGE,
+                    "column index \(index) is out of range: the row has \(values.count) columns "
+                        + "(\(columnNames.joined(separator: ", ")))")
+            }
+            return try convert(values[index], column: columnNames[index])
+        }
+    }
+
+    /// The value of the column named `column` (compared case-insensitively, like SQL), converted
+    /// to `T`.
+    public subscript<T: DatabaseValueConvertible>(_ column: String) -> T {
+        get throws {
+            guard let index = layout.index(of: column) else {
+                throw layout.error(
+                    code: SQLITE_ERROR,
+                    "the row has no column \"\(column)\"; its columns are "
+                        + columnNames.joined(separator: ", "))
+            }
+            return try convert(values[index], column: columnNames[index])
+        }
+    }
+
+    private func convert<T: DatabaseValueConvertible>(_ value: DatabaseValue, column: String) throws -> T {
+        guard let converted = T.fromDatabaseValue(value) else {
+            let hint = value == .null ? "; read it as an optional" : ""
+            throw layout.error(
+                code: SQLITE_MISMATCH, "column \"\(column)\" holds \(value), which is not a \(T.self)\(hint)")
+        }
+        return converted
+    }
+
+    public var description: String {
+        "[" + zip(columnNames, values).map { "\($0): \($1)" }.joined(separator: ", ") + "]"
+    }
+
+    public static func == (lhs: Row, rhs: Row) -> Bool {
+        lhs.values == rhs.values && lhs.columnNames == rhs.columnNames
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(values)
+        hasher.combine(columnNames)
+    }
+
+    /// The column names of one statement, shared by all the rows it produces, and what its errors
+    /// need to name the statement and the file.
+    final class Layout: Sendable {
+        let names: [String]
+        let sql: String
+        let path: String
+
+        init(names: [String], sql: String, path: String) {
+            self.names = names
+            self.sql = sql
+            self.path = path
+        }
+
+        func index(of column: String) -> Int? {
+            names.firstIndex(of: column)
+                ?? names.firstIndex { $0.caseInsensitiveCompare(column) == .orderedSame }
+        }
+
+        func error(code: Int32, _ message: String) -> SQLiteError {
+            SQLiteError(extendedCode: code, message: message, sql: sql, path: path)
+        }
+    }
+}

@@ -1,0 +1,302 @@
+#if canImport(SQLite3)
+import SQLite3
+#else
+import CSQLite
+#endif
+import Foundation
+
+/// A SQLite database migrated one transaction per step: the body's changes, the manager's new
+/// level and a history row are committed together, or not at all.
+///
+/// ```swift
+/// let library = try coordinator.manager("library", store: SQLiteStore(url: databaseURL))
+/// library.register("1.1") { db in
+///     try db.addColumn("guid", type: .text, to: "event")
+///     try db.transformRows(in: "event", columns: ["guid"]) { _ in ["guid": .text(UUID().uuidString)] }
+///     try db.createIndex("event_on_guid", on: "event", columns: ["guid"], unique: true)
+/// }
+/// ```
+///
+/// Each step runs as: `BEGIN IMMEDIATE`; read the manager's level again (another process may
+/// have applied the step: then nothing runs); the body; record the level and a history row;
+/// check foreign keys; `COMMIT`. If anything throws, the transaction is rolled back, so the
+/// data and the level stay as they were, and the error is rethrown unchanged. The body cannot
+/// commit or roll back the transaction itself (such statements fail with `SQLITE_AUTH`), but it
+/// may use savepoints.
+///
+/// The database is opened on first use, in WAL mode, with foreign keys enforced and a busy
+/// timeout; a missing file (and its directory) is created, empty. A file that is not a database
+/// is never written to: every call throws an ``SQLiteError`` with ``SQLiteError/isNotADatabase``.
+///
+/// Levels are kept in the table `store_migrations_levels(manager, level, app_version)`, and every
+/// applied step in `store_migrations_history(manager, version, applied_at, duration_seconds)`,
+/// with `applied_at` in UTC as `YYYY-MM-DDTHH:MM:SS.SSSZ`.
+public final class SQLiteStore: MigrationStore, @unchecked Sendable {
+    /// Migration bodies receive the store's connection.
+    public typealias Content = Database
+
+    /// When foreign keys are checked during a migration step.
+    public enum ForeignKeyCheck: Sendable, Hashable {
+        /// Foreign keys are not enforced while the body runs, and `PRAGMA foreign_key_check` checks
+        /// the whole database before commit. This is SQLite's documented way to change a schema:
+        /// tables can be rebuilt and rows moved in any order, and no `ON DELETE` or `ON UPDATE`
+        /// action runs behind the body's back (delete dependent rows explicitly). The check reads
+        /// every table that has a foreign key, whatever the step touched.
+        case deferred
+        /// Foreign keys are enforced, and their actions run, as each statement of the body runs,
+        /// and there is no check of the whole database at the end: for databases whose tables
+        /// are too large to scan on every step. Rows must be written in dependency order, and
+        /// ``Database/rebuildTable(_:definition:options:copying:)`` refuses to rebuild a table
+        /// that others refer to with an `ON DELETE` action.
+        case immediate
+    }
+
+    /// The database file.
+    public let url: URL
+    /// How long a statement waits for another connection's lock before failing with
+    /// ``SQLiteError/isBusy``.
+    public let busyTimeout: TimeInterval
+    /// When foreign keys are checked during a migration step.
+    public let foreignKeyCheck: ForeignKeyCheck
+
+    // The store is @unchecked Sendable because `connection`, a non-Sendable SQLite connection, is
+    // only ever touched with `lock` held, so one thread at a time uses it. The lock is recursive
+    // so that a body calling back into its store on the same thread gets an error rather than a
+    // deadlock.
+    private let lock = NSRecursiveLock()
+    private var connection: Database?
+
+    static let levelsTable = "store_migrations_levels"
+    static let historyTable = "store_migrations_history"
+
+    /// Creates a store for the database at `url`. Nothing is opened until the store is first used.
+    ///
+    /// - Parameters:
+    ///   - url: The database file; created with its directory if missing.
+    ///   - busyTimeout: How long to wait for a lock held by another connection or process.
+    ///   - foreignKeyCheck: When foreign keys are checked during a migration step; see
+    ///     ``ForeignKeyCheck`` for the trade-off.
+    public init(url: URL, busyTimeout: TimeInterval = 5, foreignKeyCheck: ForeignKeyCheck = .deferred) {
+        self.url = url
+        self.busyTimeout = busyTimeout
+        self.foreignKeyCheck = foreignKeyCheck
+    }
+
+    public var description: String { "SQLite database \(url.path)" }
+
+    // MARK: MigrationStore
+
+    /// Reads every manager's state from `store_migrations_levels` in one snapshot.
+    ///
+    /// A new or empty database has no states. A file that is not a database, a lock held past the
+    /// busy timeout, or a level that is not a version throws.
+    public func readStates() throws -> [String: ManagerState] {
+        try withConnection { db in
+            try reading(db) {
+                guard try db.tableExists(Self.levelsTable) else { return [:] }
+                var states: [String: ManagerState] = [:]
+                for row in try db.rows("SELECT manager, level, app_version FROM \(Self.levelsTable)") {
+                    let manager: String = try row["manager"]
+                    states[manager] = try state(of: manager, from: row)
+                }
+                return states
+            }
+        }
+    }
+
+    /// Runs `migration` in one `IMMEDIATE` transaction with its level and history row; see the
+    /// type's discussion for the steps. The body's error, or the ``SQLiteError`` that stopped
+    /// the step, is rethrown after the rollback.
+    public func apply(_ migration: StoreMigration<Database>) throws -> StoreApplyOutcome {
+        try withConnection { db in
+            let start = ContinuousClock.now
+            // SQLite ignores this pragma inside a transaction, hence before BEGIN (step 1 of the
+            // documented schema-change procedure) and after the transaction ends (step 12).
+            let disablesForeignKeys = foreignKeyCheck == .deferred
+            if disablesForeignKeys { try db.setPragmaFlag("foreign_keys", false) }
+            defer { if disablesForeignKeys { try? db.setPragmaFlag("foreign_keys", true) } }
+
+            return try inWriteTransaction(db) {
+                if let level = try level(of: migration.manager, in: db), level >= migration.version {
+                    return .alreadyApplied(level: level)
+                }
+                db.context = migration.context
+                defer { db.context = nil }
+                // The body gets its own reference: reassigning it cannot swap the store's connection.
+                var content = db
+                try db.denyingTransactionControl { try migration.run(on: &content) }
+                // Never record a level outside the transaction that holds the body's changes.
+                guard db.isInTransaction else {
+                    throw db.error(
+                        code: SQLITE_MISUSE,
+                        message: "the body of \(migration.manager)@\(migration.version) ended the "
+                            + "store's transaction; its level was not recorded",
+                        sql: nil)
+                }
+
+                try db.execute(
+                    """
+                    INSERT INTO \(Self.levelsTable)(manager, level) VALUES (?, ?)
+                    ON CONFLICT(manager) DO UPDATE SET level = excluded.level
+                    """,
+                    arguments: [.text(migration.manager), .text(migration.version.description)])
+                let duration = (ContinuousClock.now - start).seconds
+                try db.execute(
+                    """
+                    INSERT INTO \(Self.historyTable)(manager, version, applied_at, duration_seconds)
+                    VALUES (?, ?, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'), ?)
+                    """,
+                    arguments: [.text(migration.manager), .text(migration.version.description), .real(duration)])
+                if disablesForeignKeys { try db.checkForeignKeys() }
+                return .applied
+            }
+        }
+    }
+
+    /// Changes `manager`'s recorded state in its own `IMMEDIATE` transaction, without touching
+    /// the data.
+    public func updateState(of manager: String, _ update: (inout ManagerState) -> Void) throws {
+        try withConnection { db in
+            try inWriteTransaction(db) {
+                let row = try db.row(
+                    "SELECT manager, level, app_version FROM \(Self.levelsTable) WHERE manager = ?",
+                    arguments: [.text(manager)])
+                var state = try row.map { try self.state(of: manager, from: $0) } ?? ManagerState()
+                update(&state)
+                try db.execute(
+                    """
+                    INSERT INTO \(Self.levelsTable)(manager, level, app_version) VALUES (?, ?, ?)
+                    ON CONFLICT(manager) DO UPDATE SET level = excluded.level, app_version = excluded.app_version
+                    """,
+                    arguments: [
+                        .text(manager), DatabaseValue(state.level?.description),
+                        DatabaseValue(state.appVersion?.description),
+                    ])
+            }
+        }
+    }
+
+    // MARK: Reading
+
+    /// Runs `body` with the database in a read-only transaction: to look at the data from an
+    /// app, a test, or a first-launch decision.
+    ///
+    /// ```swift
+    /// let hasLegacyData = try store.read { db in
+    ///     try db.tableExists("event") && (try db.scalar("SELECT count(*) FROM event", as: Int.self) ?? 0) > 0
+    /// }
+    /// ```
+    ///
+    /// Writes fail with `SQLITE_READONLY`. The body sees one consistent snapshot, and waits for a
+    /// migration step of this store in progress to finish first.
+    public func read<T>(_ body: (Database) throws -> T) throws -> T {
+        try withConnection { db in
+            try reading(db) {
+                let wasQueryOnly = try db.pragmaFlag("query_only")
+                try db.setPragmaFlag("query_only", true)
+                defer { if !wasQueryOnly { try? db.setPragmaFlag("query_only", false) } }
+                return try db.denyingTransactionControl { try body(db) }
+            }
+        }
+    }
+
+    // MARK: Connection and transactions
+
+    private func withConnection<T>(_ body: (Database) throws -> T) throws -> T {
+        lock.lock()
+        defer { lock.unlock() }
+        let db = try connection ?? openConnection()
+        connection = db
+        return try body(db)
+    }
+
+    private func openConnection() throws -> Database {
+        try FileManager.default.createDirectory(
+            at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+        return try Database(path: url.path, busyTimeout: busyTimeout)
+    }
+
+    /// Runs `body` in a deferred transaction that is rolled back at the end, or in the
+    /// transaction already open when the store is used from inside a migration body.
+    private func reading<T>(_ db: Database, _ body: () throws -> T) throws -> T {
+        if db.isInTransaction { return try body() }
+        try db.execute("BEGIN DEFERRED")
+        defer { if db.isInTransaction { try? db.execute("ROLLBACK") } }
+        return try body()
+    }
+
+    /// Runs `body` in an IMMEDIATE transaction holding the store's tables, committing if it
+    /// returns and rolling back if it or the commit throws.
+    private func inWriteTransaction<T>(_ db: Database, _ body: () throws -> T) throws -> T {
+        guard !db.isInTransaction else {
+            throw db.error(
+                code: SQLITE_MISUSE,
+                message: "the store cannot start a migration step or state update from inside a "
+                    + "migration body or a read; return from the body first",
+                sql: nil)
+        }
+        // IMMEDIATE takes the write lock now, so the level read below cannot go stale before commit.
+        try db.execute("BEGIN IMMEDIATE")
+        do {
+            try db.execute(
+                """
+                CREATE TABLE IF NOT EXISTS \(Self.levelsTable)(
+                    manager TEXT PRIMARY KEY NOT NULL, level TEXT, app_version TEXT);
+                CREATE TABLE IF NOT EXISTS \(Self.historyTable)(
+                    id INTEGER PRIMARY KEY, manager TEXT NOT NULL, version TEXT NOT NULL,
+                    applied_at TEXT NOT NULL, duration_seconds REAL NOT NULL);
+                """)
+            let result = try body()
+            if db.isInTransaction {
+                try commit(db)
+            }
+            return result
+        } catch {
+            rollBack(db)
+            throw error
+        }
+    }
+
+    private func commit(_ db: Database) throws {
+        do {
+            try db.execute("COMMIT")
+        } catch let error as SQLiteError where error.isForeignKeyViolation {
+            // Violations of constraints declared DEFERRABLE INITIALLY DEFERRED surface only here,
+            // without detail: list them.
+            let violations = (try? db.foreignKeyViolations()) ?? []
+            throw SQLiteError(
+                extendedCode: error.extendedCode, message: error.message, sql: error.sql,
+                path: error.path, foreignKeyViolations: violations)
+        }
+    }
+
+    private func rollBack(_ db: Database) {
+        guard db.isInTransaction else { return }
+        try? db.execute("ROLLBACK")
+        // A connection stuck in its transaction would fail every later step: closing it rolls
+        // the transaction back, and the next use opens a fresh one.
+        if db.isInTransaction { connection = nil }
+    }
+
+    private func level(of manager: String, in db: Database) throws -> Version? {
+        guard let row = try db.row(
+            "SELECT manager, level, app_version FROM \(Self.levelsTable) WHERE manager = ?",
+            arguments: [.text(manager)])
+        else { return nil }
+        return try state(of: manager, from: row).level
+    }
+
+    private func state(of manager: String, from row: Row) throws -> ManagerState {
+        func version(_ column: String) throws -> Version? {
+            guard let text = try row[column] as String? else { return nil }
+            do {
+                return try Version(parsing: text)
+            } catch {
+                throw MigrationError.unreadableState(
+                    manager: manager, store: description,
+                    reason: "its \(column) in table \(Self.levelsTable) is \(error)")
+            }
+        }
+        return ManagerState(level: try version("level"), appVersion: try version("app_version"))
+    }
+}

@@ -1,0 +1,170 @@
+#if canImport(SQLite3)
+import SQLite3
+#else
+import CSQLite
+#endif
+import Foundation
+
+/// A compiled SQL statement, to run many times with different arguments without compiling it
+/// again: the way to write rows in a loop.
+///
+/// ```swift
+/// let insert = try db.makeStatement("INSERT INTO tag(event_id, name) VALUES (?, ?)")
+/// for (eventID, name) in tags {
+///     try insert.execute(arguments: [.integer(eventID), .text(name)])
+/// }
+/// ```
+///
+/// The statement is finalized when the last reference to it goes away. For finer control,
+/// ``bind(_:)``, ``step()`` and ``reset()`` expose SQLite's own cycle.
+public final class Statement {
+    /// The statement's SQL.
+    public let sql: String
+    private let handle: OpaquePointer
+    // Keeps the connection open for as long as the statement lives.
+    private let database: Database
+    private var layout: Row.Layout?
+
+    init(handle: OpaquePointer, sql: String, database: Database) {
+        self.handle = handle
+        self.sql = sql
+        self.database = database
+    }
+
+    deinit {
+        sqlite3_finalize(handle)
+    }
+
+    /// Resets the statement and binds `arguments` to its `?` parameters, in order.
+    ///
+    /// - Throws: ``SQLiteError`` when the number of arguments differs from the number of
+    ///   parameters (`SQLITE_RANGE`), or SQLite refuses a value.
+    public func bind(_ arguments: [DatabaseValue]) throws {
+        reset()
+        sqlite3_clear_bindings(handle)
+        let expected = Int(sqlite3_bind_parameter_count(handle))
+        guard arguments.count == expected else {
+            throw database.error(
+                code: SQLITE_RANGE,
+                message: "the statement has \(expected) parameters but \(arguments.count) arguments "
+                    + "were given",
+                sql: sql)
+        }
+        for (offset, value) in arguments.enumerated() {
+            let status = bind(value, at: Int32(offset + 1))
+            guard status == SQLITE_OK else { throw database.error(status, sql: sql) }
+        }
+    }
+
+    private func bind(_ value: DatabaseValue, at index: Int32) -> Int32 {
+        switch value {
+        case .null:
+            return sqlite3_bind_null(handle, index)
+        case let .integer(value):
+            return sqlite3_bind_int64(handle, index, value)
+        case let .real(value):
+            return sqlite3_bind_double(handle, index, value)
+        case var .text(value):
+            return value.withUTF8 { bytes in
+                // An empty buffer may have no address, which SQLite would take for NULL.
+                guard let base = bytes.baseAddress, !bytes.isEmpty else {
+                    return sqlite3_bind_text(handle, index, "", 0, Self.transient)
+                }
+                return base.withMemoryRebound(to: CChar.self, capacity: bytes.count) {
+                    sqlite3_bind_text64(
+                        handle, index, $0, sqlite3_uint64(bytes.count), Self.transient, UInt8(SQLITE_UTF8))
+                }
+            }
+        case let .blob(value):
+            guard !value.isEmpty else { return sqlite3_bind_zeroblob(handle, index, 0) }
+            return value.withUnsafeBytes {
+                sqlite3_bind_blob64(handle, index, $0.baseAddress, sqlite3_uint64($0.count), Self.transient)
+            }
+        }
+    }
+
+    /// Tells SQLite to copy bound text and blobs, since Swift frees its buffers after the call.
+    private static var transient: sqlite3_destructor_type {
+        unsafeBitCast(-1 as Int, to: sqlite3_destructor_type.self)
+    }
+
+    /// Runs the statement one step: returns the next row, or `nil` once it is done.
+    public func step() throws -> Row? {
+        let status = sqlite3_step(handle)
+        switch status {
+        case SQLITE_ROW:
+            return currentRow()
+        case SQLITE_DONE:
+            return nil
+        default:
+            throw database.error(status, sql: sql)
+        }
+    }
+
+    /// Rewinds the statement so that it can run again, keeping its bound arguments. Also
+    /// releases the read lock an unfinished query holds.
+    public func reset() {
+        // sqlite3_reset repeats the error of the last step, which step() already threw.
+        sqlite3_reset(handle)
+    }
+
+    /// Binds `arguments` and runs the statement to its end, discarding any rows.
+    public func execute(arguments: [DatabaseValue] = []) throws {
+        try bind(arguments)
+        defer { reset() }
+        while try step() != nil {}
+    }
+
+    /// Binds `arguments` and returns every row the statement produces.
+    public func rows(arguments: [DatabaseValue] = []) throws -> [Row] {
+        var rows: [Row] = []
+        try forEachRow(arguments: arguments) { rows.append($0) }
+        return rows
+    }
+
+    /// Binds `arguments` and calls `body` with each row in turn, without keeping them: for
+    /// results too large to hold in memory.
+    public func forEachRow(arguments: [DatabaseValue] = [], _ body: (Row) throws -> Void) throws {
+        try bind(arguments)
+        defer { reset() }
+        while let row = try step() {
+            try body(row)
+        }
+    }
+
+    private func currentRow() -> Row {
+        let count = sqlite3_column_count(handle)
+        let layout = self.layout ?? makeLayout(columnCount: count)
+        self.layout = layout
+        var values: [DatabaseValue] = []
+        values.reserveCapacity(Int(count))
+        for column in 0..<count {
+            values.append(value(at: column))
+        }
+        return Row(values: values, layout: layout)
+    }
+
+    private func makeLayout(columnCount: Int32) -> Row.Layout {
+        let names = (0..<columnCount).map { String(cString: sqlite3_column_name(handle, $0)) }
+        return Row.Layout(names: names, sql: sql, path: database.path)
+    }
+
+    private func value(at column: Int32) -> DatabaseValue {
+        switch sqlite3_column_type(handle, column) {
+        case SQLITE_INTEGER:
+            return .integer(sqlite3_column_int64(handle, column))
+        case SQLITE_FLOAT:
+            return .real(sqlite3_column_double(handle, column))
+        case SQLITE_TEXT:
+            // Text first, then its length: the documented order, as the call may convert it.
+            guard let text = sqlite3_column_text(handle, column) else { return .text("") }
+            let count = Int(sqlite3_column_bytes(handle, column))
+            return .text(String(decoding: UnsafeBufferPointer(start: text, count: count), as: UTF8.self))
+        case SQLITE_BLOB:
+            guard let bytes = sqlite3_column_blob(handle, column) else { return .blob(Data()) }
+            return .blob(Data(bytes: bytes, count: Int(sqlite3_column_bytes(handle, column))))
+        default:
+            return .null
+        }
+    }
+}
