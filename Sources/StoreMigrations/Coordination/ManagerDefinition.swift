@@ -48,23 +48,20 @@ extension MigrationManager {
     /// Freezes the manager's registrations and policies for one plan or run.
     func definition() -> ManagerDefinition {
         let snapshot = snapshot()
-        var registrations = snapshot.registrations
-        // Apps usually register in version order; a stable sort otherwise keeps duplicates in
-        // registration order, so the graph reports them deterministically.
-        if registrations.indices.dropFirst().contains(where: { registrations[$0].version < registrations[$0 - 1].version }) {
-            registrations.sort { $0.version < $1.version }
+        var versions = snapshot.registrations.versions
+        var dependencies = snapshot.registrations.dependencies
+        var bodies = snapshot.registrations.bodies
+        // Apps usually register in version order; otherwise a sort that breaks ties by
+        // registration order keeps duplicates in that order, so the graph reports them
+        // deterministically.
+        if versions.indices.dropFirst().contains(where: { versions[$0] < versions[$0 - 1] }) {
+            let order = versions.indices.sorted { versions[$0] < versions[$1] || (versions[$0] == versions[$1] && $0 < $1) }
+            versions = order.map { versions[$0] }
+            dependencies = order.map { dependencies[$0] }
+            bodies = order.map { bodies[$0] }
         }
         let store = self.store
         let name = self.name
-        var versions: [Version] = [], dependencies: [[MigrationReference]] = [], bodies: [BodyWithContext] = []
-        versions.reserveCapacity(registrations.count)
-        dependencies.reserveCapacity(registrations.count)
-        bodies.reserveCapacity(registrations.count)
-        for registration in registrations {
-            versions.append(registration.version)
-            dependencies.append(registration.dependencies)
-            bodies.append(registration.body)
-        }
         let firstLaunch = snapshot.firstLaunch
         return ManagerDefinition(
             name: name,

@@ -16,10 +16,12 @@ public final class MigrationManager<Store: MigrationStore>: @unchecked Sendable 
     /// A body that also receives its ``MigrationContext`` to report progress or check cancellation.
     public typealias BodyWithContext = @Sendable (inout Store.Content, MigrationContext) throws -> Void
 
-    struct Registration {
-        let version: Version
-        let dependencies: [MigrationReference]
-        let body: BodyWithContext
+    /// Registered migrations, in registration order, as parallel arrays: planning reads the
+    /// versions of many thousands of migrations, which a generic element type would slow down.
+    struct Registrations {
+        var versions: [Version] = []
+        var dependencies: [[MigrationReference]] = []
+        var bodies: [BodyWithContext] = []
     }
 
     /// The manager's name, under which its level is recorded in the store.
@@ -29,7 +31,7 @@ public final class MigrationManager<Store: MigrationStore>: @unchecked Sendable 
 
     // Registration happens on the app's launch thread while plans may be read from others.
     private let lock = NSLock()
-    private var registrations: [Registration] = []
+    private var registrations = Registrations()
     private var hook: (@Sendable (Version?, Version) throws -> Void)?
     private var firstLaunch: FirstLaunchPolicy<Store> = .runAll
     private var newerStore: NewerStorePolicy = .fail
@@ -77,7 +79,9 @@ public final class MigrationManager<Store: MigrationStore>: @unchecked Sendable 
     /// ```
     public func register(_ version: Version, dependsOn dependencies: [MigrationReference] = [], _ body: @escaping BodyWithContext) {
         lock.withLock {
-            registrations.append(Registration(version: version, dependencies: dependencies, body: body))
+            registrations.versions.append(version)
+            registrations.dependencies.append(dependencies)
+            registrations.bodies.append(body)
         }
     }
 
@@ -137,7 +141,7 @@ public final class MigrationManager<Store: MigrationStore>: @unchecked Sendable 
         }
     }
 
-    func snapshot() -> (registrations: [Registration], hook: (@Sendable (Version?, Version) throws -> Void)?,
+    func snapshot() -> (registrations: Registrations, hook: (@Sendable (Version?, Version) throws -> Void)?,
                         firstLaunch: FirstLaunchPolicy<Store>, newerStore: NewerStorePolicy) {
         lock.withLock { (registrations, hook, firstLaunch, newerStore) }
     }

@@ -16,6 +16,10 @@ final class MigrationRun: MigrationRunControl, @unchecked Sendable {
     private let progressLock = NSLock()
     /// Each step's child progress, made when its body first asks for it.
     private var stepProgress: [Progress?]
+    /// Steps finished without a child progress and not yet added to `progress`: updating a
+    /// `Progress` costs more than a no-op step, so large runs add them in strides of 0.1%.
+    private var unreportedSteps: Int64 = 0
+    private let progressStride: Int64
 
     /// Holds the scheduler, which needs the run's `execute` closure and so is made after it.
     private final class LockedScheduler: @unchecked Sendable {
@@ -47,8 +51,9 @@ final class MigrationRun: MigrationRunControl, @unchecked Sendable {
         self.clockStart = clockStart
         self.progress = progress
         self.scheduler = LockedScheduler()
-        self.stepProgress = Array(repeating: nil, count: executable.steps.count)
-        progress.totalUnitCount = Int64(executable.steps.count)
+        self.stepProgress = Array(repeating: nil, count: executable.graph.count)
+        self.progressStride = Int64(max(1, executable.graph.count / 1_000))
+        progress.totalUnitCount = Int64(executable.graph.count)
     }
 
     /// Whether the run or its progress was cancelled. The progress is checked too because a
@@ -60,7 +65,7 @@ final class MigrationRun: MigrationRunControl, @unchecked Sendable {
     func start(maxConcurrentStores: Int, failurePolicy: FailurePolicy, completion: @escaping @Sendable (MigrationReport) -> Void) {
         observer?(.planned(executable.plan))
         let scheduler = Scheduler(
-            steps: executable.steps, storeCount: executable.storeCount, maxConcurrentStores: maxConcurrentStores,
+            steps: executable.graph, maxConcurrentStores: maxConcurrentStores,
             failurePolicy: failurePolicy,
             execute: { [self] index in execute(index) },
             onSkip: { [self] index, failed in
@@ -77,8 +82,7 @@ final class MigrationRun: MigrationRunControl, @unchecked Sendable {
             finishProgress(ofStep: index)
             return Scheduler.Result(outcome: .cancelled)
         }
-        let step = executable.steps[index]
-        let manager = executable.managers[step.manager]
+        let manager = executable.managers[executable.stepManagers[index]]
         let action = executable.plan.steps[index].action
         let version = executable.plan.steps[index].version
         // Events carry the planned step; without an observer the step is not copied at all.
@@ -91,7 +95,7 @@ final class MigrationRun: MigrationRunControl, @unchecked Sendable {
             switch action {
             case .migrate:
                 let context = MigrationContext(manager: manager.name, version: version!, run: self, step: index)
-                outcome = .succeeded(try manager.apply(step.position!, context))
+                outcome = .succeeded(try manager.apply(executable.stepPositions[index], context))
             case .baseline:
                 outcome = .succeeded(try recordBaseline(version!, of: manager))
             case .reset:
@@ -137,9 +141,17 @@ final class MigrationRun: MigrationRunControl, @unchecked Sendable {
             if let child = stepProgress[step] {
                 child.completedUnitCount = child.totalUnitCount
             } else {
-                progress.completedUnitCount += 1
+                unreportedSteps += 1
+                if unreportedSteps >= progressStride { flushUnreportedSteps() }
             }
         }
+    }
+
+    /// Call with `progressLock` held.
+    private func flushUnreportedSteps() {
+        guard unreportedSteps > 0 else { return }
+        progress.completedUnitCount += unreportedSteps
+        unreportedSteps = 0
     }
 
     /// Records a first-launch baseline unless another process gave the manager a level meanwhile.
@@ -164,13 +176,14 @@ final class MigrationRun: MigrationRunControl, @unchecked Sendable {
     }
 
     private func report(from results: [Scheduler.Result]) -> MigrationReport {
+        progressLock.withLock { flushUnreportedSteps() }
         let plan = executable.plan
         var levelAfter = executable.states.map(\.level)
         var steps: [MigrationReport.Step] = []
         steps.reserveCapacity(results.count)
         for (index, result) in results.enumerated() {
             let planned = plan.steps[index]
-            let manager = executable.steps[index].manager
+            let manager = executable.stepManagers[index]
             let outcome: MigrationReport.Step.Outcome
             var error: (any Error)?
             switch result.outcome {

@@ -1,19 +1,11 @@
 /// A plan with what the scheduler needs to carry it out.
 struct ExecutablePlan: Sendable {
-    struct Step: Sendable {
-        let manager: Int
-        /// The index of the step's store among the plan's distinct stores.
-        let store: Int
-        /// For a migration, its position in the manager's sorted versions.
-        let position: Int?
-        /// Indices (into the plan's steps) of the steps that wait for this one.
-        var successors: [Int]
-        var predecessorCount: Int
-    }
-
     let plan: MigrationPlan
-    let steps: [Step]
-    let storeCount: Int
+    let graph: StepGraph
+    /// Each step's manager, and for a migration its position in the manager's sorted versions
+    /// (-1 for other steps), in plan order.
+    let stepManagers: [Int]
+    let stepPositions: [Int]
     let managers: [ManagerDefinition]
     /// Each manager's recorded state when planned.
     let states: [ManagerState]
@@ -43,22 +35,12 @@ enum MigrationPlanner {
         }
 
         // Steps in generation order: manager by manager, each in chain order.
-        var ids: [PlannedStep.ID] = []
-        var stepManager: [Int] = []
-        var stepPosition: [Int?] = []
-        var predecessors: [[Int]] = []
+        var steps = GeneratedSteps()
         var stepOfNode = [Int](repeating: -1, count: graph.nodeCount)
         var baselineStep = [Int](repeating: -1, count: managers.count)
 
-        func addStep(_ manager: Int, _ action: PlannedStep.Action, _ version: Version?, position: Int? = nil) -> Int {
-            let index = ids.count
-            ids.append(.init(manager: managers[manager].name, action: action, version: version))
-            stepManager.append(manager)
-            stepPosition.append(position)
-            var chain: [Int] = []
-            if index > 0, stepManager[index - 1] == manager { chain.append(index - 1) }
-            predecessors.append(chain)
-            return index
+        func addStep(_ manager: Int, _ action: PlannedStep.Action, _ version: Version?, position: Int = -1) -> Int {
+            steps.append(.init(manager: managers[manager].name, action: action, version: version), manager: manager, position: position)
         }
 
         for (index, manager) in managers.enumerated() {
@@ -83,7 +65,7 @@ enum MigrationPlanner {
                     let targetVersion = managers[targetManager].versions[target - graph.firstNode[targetManager]]
                     let step = stepOfNode[node]
                     if step >= 0 {
-                        if let blocker = blockingStep(targetManager, targetVersion, target) { predecessors[step].append(blocker) }
+                        if let blocker = blockingStep(targetManager, targetVersion, target) { steps.addEdge(from: blocker, to: step) }
                     } else if position < appliedEnd, !(states[targetManager].level.map { $0 >= targetVersion } ?? false) {
                         diagnostics.append(.init(
                             migration: graph.reference(of: node), dependency: graph.reference(of: target),
@@ -102,9 +84,7 @@ enum MigrationPlanner {
             return stepOfNode[node] >= 0 ? stepOfNode[node] : nil
         }
 
-        return order(
-            graph: graph, states: states, starts: starts, ids: ids, stepManager: stepManager,
-            stepPosition: stepPosition, predecessors: predecessors, diagnostics: diagnostics)
+        return order(graph: graph, states: states, starts: starts, steps: steps, diagnostics: diagnostics)
     }
 
     private static func start(of manager: ManagerDefinition, state: ManagerState, aheadStart: Int, appVersion: Version) throws -> Start {
@@ -143,26 +123,72 @@ enum MigrationPlanner {
         return start
     }
 
+    /// Steps in generation order (manager by manager, each in chain order) and the dependency
+    /// edges between them other than the chain, which is implicit: a step follows the previous
+    /// one when both belong to the same manager.
+    private struct GeneratedSteps {
+        var ids: [PlannedStep.ID] = []
+        var managers: [Int] = []
+        var positions: [Int] = []
+        var edgeFrom: [Int] = []
+        var edgeTo: [Int] = []
+
+        var count: Int { ids.count }
+
+        mutating func append(_ id: PlannedStep.ID, manager: Int, position: Int) -> Int {
+            ids.append(id)
+            managers.append(manager)
+            positions.append(position)
+            return ids.count - 1
+        }
+
+        mutating func addEdge(from predecessor: Int, to step: Int) {
+            edgeFrom.append(predecessor)
+            edgeTo.append(step)
+        }
+
+        func hasChainPredecessor(_ step: Int) -> Bool { step > 0 && managers[step - 1] == managers[step] }
+
+        /// Predecessors or successors of every step, compressed into one array.
+        func adjacency(predecessors: Bool) -> (start: [Int], list: [Int]) {
+            var start = [Int](repeating: 0, count: count + 1)
+            for step in 0..<count where hasChainPredecessor(step) { start[(predecessors ? step : step - 1) + 1] += 1 }
+            for edge in edgeTo.indices { start[(predecessors ? edgeTo[edge] : edgeFrom[edge]) + 1] += 1 }
+            for step in 0..<count { start[step + 1] += start[step] }
+            var fill = start
+            var list = [Int](repeating: 0, count: start[count])
+            for step in 0..<count where hasChainPredecessor(step) {
+                let (slot, value) = predecessors ? (step, step - 1) : (step - 1, step)
+                list[fill[slot]] = value
+                fill[slot] += 1
+            }
+            for edge in edgeTo.indices {
+                let (slot, value) = predecessors ? (edgeTo[edge], edgeFrom[edge]) : (edgeFrom[edge], edgeTo[edge])
+                list[fill[slot]] = value
+                fill[slot] += 1
+            }
+            return (start, list)
+        }
+    }
+
     /// Computes waves with Kahn's algorithm, then orders steps by wave and, within a wave, by
     /// manager registration order: a counting sort, since a manager has at most one step a wave.
     private static func order(
-        graph: MigrationGraph, states: [ManagerState], starts: [Start], ids: [PlannedStep.ID],
-        stepManager: [Int], stepPosition: [Int?], predecessors: [[Int]], diagnostics: [MigrationPlan.Diagnostic]
+        graph: MigrationGraph, states: [ManagerState], starts: [Start], steps: GeneratedSteps,
+        diagnostics: [MigrationPlan.Diagnostic]
     ) -> ExecutablePlan {
-        let count = ids.count
-        var successors = [[Int]](repeating: [], count: count)
-        var remaining = [Int](repeating: 0, count: count)
-        for step in 0..<count {
-            remaining[step] = predecessors[step].count
-            for predecessor in predecessors[step] { successors[predecessor].append(step) }
-        }
+        let count = steps.count
+        let (predecessorStart, predecessorList) = steps.adjacency(predecessors: true)
+        let (successorStart, successorList) = steps.adjacency(predecessors: false)
+        var remaining = (0..<count).map { predecessorStart[$0 + 1] - predecessorStart[$0] }
         var wave = [Int](repeating: 0, count: count)
         var queue = (0..<count).filter { remaining[$0] == 0 }
+        queue.reserveCapacity(count)
         var head = 0
         while head < queue.count {
             let step = queue[head]
             head += 1
-            for successor in successors[step] {
+            for successor in successorList[successorStart[step]..<successorStart[step + 1]] {
                 wave[successor] = max(wave[successor], wave[step] + 1)
                 remaining[successor] -= 1
                 if remaining[successor] == 0 { queue.append(successor) }
@@ -182,24 +208,36 @@ enum MigrationPlanner {
         for step in 0..<count { oldIndex[newIndex[step]] = step }
 
         var storeIndex: [ObjectIdentifier: Int] = [:]
-        for manager in graph.managers where storeIndex[manager.storeID] == nil {
+        let managerStores = graph.managers.map { manager in
+            if let index = storeIndex[manager.storeID] { return index }
             storeIndex[manager.storeID] = storeIndex.count
+            return storeIndex.count - 1
         }
 
         var plannedSteps: [PlannedStep] = []
-        var steps: [ExecutablePlan.Step] = []
         plannedSteps.reserveCapacity(count)
-        steps.reserveCapacity(count)
+        var stores: [Int] = [], predecessorCounts: [Int] = [], stepManagers: [Int] = [], stepPositions: [Int] = []
+        var newSuccessorStart = [0], newSuccessorList: [Int] = []
+        stores.reserveCapacity(count)
+        predecessorCounts.reserveCapacity(count)
+        newSuccessorStart.reserveCapacity(count + 1)
+        newSuccessorList.reserveCapacity(successorList.count)
         for old in oldIndex {
-            let id = ids[old]
-            let manager = stepManager[old]
+            let id = steps.ids[old]
+            let manager = steps.managers[old]
+            let predecessors = predecessorList[predecessorStart[old]..<predecessorStart[old + 1]]
             plannedSteps.append(PlannedStep(
                 manager: id.manager, action: id.action, version: id.version,
                 previousAppVersion: id.action == .appVersionChange ? states[manager].appVersion : nil,
-                dependencies: predecessors[old].map { ids[$0] }, wave: wave[old]))
-            steps.append(.init(
-                manager: manager, store: storeIndex[graph.managers[manager].storeID]!, position: stepPosition[old],
-                successors: successors[old].map { newIndex[$0] }, predecessorCount: predecessors[old].count))
+                dependencies: predecessors.map { steps.ids[$0] }, wave: wave[old]))
+            stores.append(managerStores[manager])
+            predecessorCounts.append(predecessors.count)
+            stepManagers.append(manager)
+            stepPositions.append(steps.positions[old])
+            for successor in successorList[successorStart[old]..<successorStart[old + 1]] {
+                newSuccessorList.append(newIndex[successor])
+            }
+            newSuccessorStart.append(newSuccessorList.count)
         }
 
         let managerPlans = graph.managers.enumerated().map { index, manager in
@@ -210,6 +248,11 @@ enum MigrationPlanner {
                 ahead: Array(manager.versions[graph.aheadStart[index]...]))
         }
         let plan = MigrationPlan(appVersion: graph.appVersion, managers: managerPlans, steps: plannedSteps, diagnostics: diagnostics)
-        return ExecutablePlan(plan: plan, steps: steps, storeCount: storeIndex.count, managers: graph.managers, states: states)
+        let stepGraph = StepGraph(
+            stores: stores, storeCount: storeIndex.count, predecessorCounts: predecessorCounts,
+            successorStart: newSuccessorStart, successorList: newSuccessorList)
+        return ExecutablePlan(
+            plan: plan, graph: stepGraph, stepManagers: stepManagers, stepPositions: stepPositions,
+            managers: graph.managers, states: states)
     }
 }

@@ -38,14 +38,13 @@ final class Scheduler: @unchecked Sendable {
     ///   - onSkip: Told of each step that will not run, with the failed step it depended on
     ///     (`nil` when the run was cancelled or stopped).
     init(
-        steps: [ExecutablePlan.Step], storeCount: Int, maxConcurrentStores: Int, failurePolicy: FailurePolicy,
+        steps: StepGraph, maxConcurrentStores: Int, failurePolicy: FailurePolicy,
         execute: @escaping @Sendable (Int) -> Result,
         onSkip: @escaping @Sendable (_ step: Int, _ because: Int?) -> Void
     ) {
         self.execute = execute
         self.onSkip = onSkip
-        self.state = SchedulerState(
-            steps: steps, storeCount: storeCount, maxConcurrentStores: maxConcurrentStores, failurePolicy: failurePolicy)
+        self.state = SchedulerState(steps: steps, maxConcurrentStores: maxConcurrentStores, failurePolicy: failurePolicy)
     }
 
     /// Starts the run; `completion` receives every step's result, in plan order, on a thread of

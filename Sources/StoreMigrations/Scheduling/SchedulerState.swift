@@ -9,7 +9,7 @@ struct SchedulerState {
         var isFinished = false
     }
 
-    private let steps: [ExecutablePlan.Step]
+    private let steps: StepGraph
     private let maxConcurrent: Int
     private let failurePolicy: FailurePolicy
     private var remainingPredecessors: [Int]
@@ -22,19 +22,19 @@ struct SchedulerState {
     private var finished = 0
     private var stopping = false
 
-    init(steps: [ExecutablePlan.Step], storeCount: Int, maxConcurrentStores: Int, failurePolicy: FailurePolicy) {
+    init(steps: StepGraph, maxConcurrentStores: Int, failurePolicy: FailurePolicy) {
         self.steps = steps
         self.maxConcurrent = max(1, maxConcurrentStores)
         self.failurePolicy = failurePolicy
-        self.remainingPredecessors = steps.map(\.predecessorCount)
+        self.remainingPredecessors = steps.predecessorCounts
         self.results = Array(repeating: nil, count: steps.count)
-        self.storeBusy = Array(repeating: false, count: storeCount)
-        self.waitingForStore = Array(repeating: [], count: storeCount)
+        self.storeBusy = Array(repeating: false, count: steps.storeCount)
+        self.waitingForStore = Array(repeating: [], count: steps.storeCount)
         self.isRunning = Array(repeating: false, count: steps.count)
     }
 
     mutating func start() -> Actions {
-        for step in steps.indices where remainingPredecessors[step] == 0 { ready.insert(step) }
+        for step in 0..<steps.count where remainingPredecessors[step] == 0 { ready.insert(step) }
         var actions = Actions()
         startReadySteps(&actions)
         actions.isFinished = isDone
@@ -46,7 +46,7 @@ struct SchedulerState {
         record(result, for: step)
         running -= 1
         isRunning[step] = false
-        let store = steps[step].store
+        let store = steps.stores[step]
         storeBusy[store] = false
         for waiting in waitingForStore[store] { ready.insert(waiting) }
         waitingForStore[store].removeAll()
@@ -57,7 +57,7 @@ struct SchedulerState {
         case .cancelled:
             stop(&actions)
         case .succeeded, .skipped:
-            for successor in steps[step].successors {
+            for successor in steps.successors(of: step) {
                 remainingPredecessors[successor] -= 1
                 if remainingPredecessors[successor] == 0, results[successor] == nil { ready.insert(successor) }
             }
@@ -78,7 +78,7 @@ struct SchedulerState {
 
     private mutating func startReadySteps(_ actions: inout Actions) {
         while running < maxConcurrent, !stopping, let step = ready.popFirst() {
-            let store = steps[step].store
+            let store = steps.stores[step]
             if storeBusy[store] {
                 waitingForStore[store].append(step)
                 continue
@@ -91,12 +91,12 @@ struct SchedulerState {
     }
 
     private mutating func skipDependents(of failed: Int, _ actions: inout Actions) {
-        var stack = steps[failed].successors
+        var stack = Array(steps.successors(of: failed))
         while let step = stack.popLast() {
             guard results[step] == nil else { continue }
             record(Scheduler.Result(outcome: .skipped(because: failed)), for: step)
             actions.skipped.append((step, failed))
-            stack.append(contentsOf: steps[step].successors)
+            stack.append(contentsOf: steps.successors(of: step))
         }
     }
 
@@ -106,7 +106,7 @@ struct SchedulerState {
         stopping = true
         ready.removeAll()
         for index in waitingForStore.indices { waitingForStore[index].removeAll() }
-        for step in steps.indices where results[step] == nil && !isRunning[step] {
+        for step in 0..<steps.count where results[step] == nil && !isRunning[step] {
             record(Scheduler.Result(outcome: .cancelled), for: step)
             actions.skipped.append((step, nil))
         }
