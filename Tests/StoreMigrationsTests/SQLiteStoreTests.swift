@@ -342,3 +342,30 @@ private struct BodyFailure: Error, Equatable {
         #expect(try store.readStates().isEmpty)
     }
 }
+
+@Suite struct SQLiteStoreWriteTests {
+    @Test func writeCommitsWithoutTouchingLevels() throws {
+        let scratch = try SQLiteScratchDirectory()
+        let store = SQLiteStore(url: scratch.url.appendingPathComponent("app.sqlite"))
+        try store.write { db in
+            try db.execute("CREATE TABLE note(id INTEGER PRIMARY KEY, title TEXT)")
+            try db.execute("INSERT INTO note(title) VALUES (?)", arguments: ["Welcome"])
+        }
+        #expect(try store.readStates().isEmpty)
+        #expect(try store.read { db in try db.tableExists("store_migrations_levels") } == false)
+        #expect(try store.read { db in try db.scalar("SELECT title FROM note", as: String.self) } == "Welcome")
+    }
+
+    @Test func writeRollsBackWhenTheBodyThrows() throws {
+        let scratch = try SQLiteScratchDirectory()
+        let store = SQLiteStore(url: scratch.url.appendingPathComponent("app.sqlite"))
+        try store.write { db in try db.execute("CREATE TABLE note(id INTEGER PRIMARY KEY, title TEXT)") }
+        #expect(throws: TestFailure.self) {
+            try store.write { db in
+                try db.execute("INSERT INTO note(title) VALUES ('half')")
+                throw TestFailure(message: "stop")
+            }
+        }
+        #expect(try store.read { db in try db.scalar("SELECT count(*) FROM note", as: Int.self) } == 0)
+    }
+}

@@ -200,6 +200,24 @@ public final class SQLiteStore: MigrationStore, @unchecked Sendable {
         }
     }
 
+    /// Runs `body` in one `IMMEDIATE` transaction outside any migration, committing when it
+    /// returns and rolling back when it throws; levels are not touched. For an app's own writes
+    /// that must not interleave with a migration step of this store, seeding a test database,
+    /// or importing legacy data.
+    ///
+    /// ```swift
+    /// try store.write { db in
+    ///     try db.execute("INSERT INTO note(title) VALUES (?)", arguments: ["Welcome"])
+    /// }
+    /// ```
+    public func write<T>(_ body: (Database) throws -> T) throws -> T {
+        try withConnection { db in
+            try inWriteTransaction(db, creatingStoreTables: false) {
+                try db.denyingTransactionControl { try body(db) }
+            }
+        }
+    }
+
     // MARK: Connection and transactions
 
     private func withConnection<T>(_ body: (Database) throws -> T) throws -> T {
@@ -227,7 +245,7 @@ public final class SQLiteStore: MigrationStore, @unchecked Sendable {
 
     /// Runs `body` in an IMMEDIATE transaction holding the store's tables, committing if it
     /// returns and rolling back if it or the commit throws.
-    private func inWriteTransaction<T>(_ db: Database, _ body: () throws -> T) throws -> T {
+    private func inWriteTransaction<T>(_ db: Database, creatingStoreTables: Bool = true, _ body: () throws -> T) throws -> T {
         guard !db.isInTransaction else {
             throw db.error(
                 code: SQLITE_MISUSE,
@@ -238,14 +256,7 @@ public final class SQLiteStore: MigrationStore, @unchecked Sendable {
         // IMMEDIATE takes the write lock now, so the level read below cannot go stale before commit.
         try db.execute("BEGIN IMMEDIATE")
         do {
-            try db.execute(
-                """
-                CREATE TABLE IF NOT EXISTS \(Self.levelsTable)(
-                    manager TEXT PRIMARY KEY NOT NULL, level TEXT, app_version TEXT);
-                CREATE TABLE IF NOT EXISTS \(Self.historyTable)(
-                    id INTEGER PRIMARY KEY, manager TEXT NOT NULL, version TEXT NOT NULL,
-                    applied_at TEXT NOT NULL, duration_seconds REAL NOT NULL);
-                """)
+            if creatingStoreTables { try createStoreTables(db) }
             let result = try body()
             if db.isInTransaction {
                 try commit(db)
@@ -255,6 +266,17 @@ public final class SQLiteStore: MigrationStore, @unchecked Sendable {
             rollBack(db)
             throw error
         }
+    }
+
+    private func createStoreTables(_ db: Database) throws {
+        try db.execute(
+            """
+            CREATE TABLE IF NOT EXISTS \(Self.levelsTable)(
+                manager TEXT PRIMARY KEY NOT NULL, level TEXT, app_version TEXT);
+            CREATE TABLE IF NOT EXISTS \(Self.historyTable)(
+                id INTEGER PRIMARY KEY, manager TEXT NOT NULL, version TEXT NOT NULL,
+                applied_at TEXT NOT NULL, duration_seconds REAL NOT NULL);
+            """)
     }
 
     private func commit(_ db: Database) throws {

@@ -1,0 +1,58 @@
+import Foundation
+import StoreMigrations
+
+/// One line that shows every store's state during a run, rewritten in place on a terminal;
+/// elsewhere (a log, a pipe) a line per finished step.
+final class LiveProgress: @unchecked Sendable {
+    private let lock = NSLock()
+    private var managers: [String]
+    private var states: [String: String] = [:]
+    private var lastRender = ContinuousClock.now
+    private let isTerminal = isatty(STDOUT_FILENO) == 1
+
+    init(managers: [String]) {
+        self.managers = managers
+        for manager in managers { states[manager] = "waiting" }
+    }
+
+    func handle(_ event: MigrationEvent) {
+        lock.withLock {
+            switch event {
+            case .planned(let plan):
+                for manager in plan.managers where manager.pending.isEmpty { states[manager.name] = "up to date" }
+            case .started(let step):
+                states[step.manager] = "\(step.id.description.dropFirst(step.manager.count + 1)) running"
+            case .progress(let step, let fraction):
+                states[step.manager] = "\(step.id.description.dropFirst(step.manager.count + 1)) \(Int(fraction * 100))%"
+            case .finished(let step, let duration):
+                states[step.manager] = "\(step.version.map { "at \($0)" } ?? "done") ✓"
+                if !isTerminal { print("  \(step.id) applied in \(String(format: "%.1f ms", duration * 1000))") }
+            case .failed(let step, _):
+                states[step.manager] = "\(step.id) FAILED"
+            case .skipped(let step, _):
+                states[step.manager] = "\(step.id) skipped"
+            }
+            render(force: { if case .progress = event { return false } else { return true } }())
+        }
+    }
+
+    /// Ends the line on a terminal.
+    func finish() {
+        lock.withLock {
+            render(force: true)
+            if isTerminal { print("") }
+        }
+    }
+
+    /// Call with `lock` held. Progress events can arrive by the thousand: at most 20 frames a
+    /// second.
+    private func render(force: Bool) {
+        guard isTerminal else { return }
+        let now = ContinuousClock.now
+        guard force || now - lastRender > .milliseconds(50) else { return }
+        lastRender = now
+        let line = managers.map { "\($0): \(states[$0] ?? "")" }.joined(separator: " │ ")
+        print("\r\u{1B}[2K  " + line, terminator: "")
+        fflush(nil)
+    }
+}
