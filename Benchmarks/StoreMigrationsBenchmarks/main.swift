@@ -45,6 +45,11 @@ if options.wants("scheduler") {
 if options.wants("parallel") {
     results += try ParallelStoresWorkload(seconds: options.quick ? 0.05 : 1, timer: Timer(runs: options.quick ? 1 : 3)).run()
 }
+let bigRows = options.quick ? 2_000 : 1_000_000
+let slowTimer = Timer(runs: options.quick ? 1 : 3)
+if options.wants("row-transform") { results += try RowTransformWorkload(rows: bigRows, timer: slowTimer).run() }
+if options.wants("heavy-sql") { results += try HeavySQLWorkload(rows: bigRows, timer: slowTimer).run() }
+if options.wants("split-field") { results += try SplitFieldWorkload(rows: bigRows, timer: slowTimer).run() }
 
 print("")
 printTable(results)

@@ -59,7 +59,9 @@ extension Database {
 
         let quotedTable = Self.quoted(table)
         let keyList = key.map(Self.quoted).joined(separator: ", ")
-        let selection = (key + columns).map(Self.quoted).joined(separator: ", ")
+        // Listed columns first and the key last: a selected row is handed to `transform` as it
+        // is, and its last values identify it for the UPDATE.
+        let selection = (columns + key).map(Self.quoted).joined(separator: ", ")
         let filter = condition.map { " AND (\($0))" } ?? ""
         let keyPlaceholders = key.map { _ in "?" }.joined(separator: ", ")
         let total = try scalar("SELECT count(*) FROM \(quotedTable) WHERE 1\(filter)", as: Int.self) ?? 0
@@ -73,55 +75,69 @@ extension Database {
             UPDATE \(quotedTable) SET \(written.map { "\(Self.quoted($0)) = ?" }.joined(separator: ", "))
             WHERE (\(keyList)) = (\(keyPlaceholders))
             """)
-        let layout = Row.Layout(names: columns, sql: nextBatch.sql, path: path)
+        // Where each written column's current value sits in a selected row.
+        let writtenPositions = written.map { column in columns.firstIndex { sameName($0, column) }! }
+        // The names `transform` returns, resolved once each: comparing names without regard to
+        // case is far slower than hashing them, and the same few names come back for every row.
+        var resolvedNames: [String: Int] = [:]
+        func writtenIndex(of name: String, in row: Row) throws -> Int {
+            if let index = resolvedNames[name] { return index }
+            guard let index = written.firstIndex(where: { sameName($0, name) }) else {
+                throw refusedChange(to: name, in: table, of: row, columns: columns)
+            }
+            resolvedNames[name] = index
+            return index
+        }
 
         var lastKey: [DatabaseValue]?
         var visited = 0
         var updatedCount = 0
+        var arguments: [DatabaseValue] = []
+        arguments.reserveCapacity(written.count + key.count)
         while true {
             try context?.checkCancellation()
             let batch = try lastKey.map { try nextBatch.rows(arguments: $0 + [.integer(Int64(batchSize))]) }
                 ?? firstBatch.rows(arguments: [.integer(Int64(batchSize))])
-            for selected in batch {
-                let keyValues = Array(selected.values.prefix(key.count))
-                let row = Row(values: Array(selected.values.dropFirst(key.count)), layout: layout)
+            for row in batch {
                 guard let changes = try transform(row) else { continue }
-                try checkChanges(changes, of: row, in: table, writable: written)
-                var newValues: [DatabaseValue] = []
-                for column in written {
-                    let change = changes.first { sameName($0.key, column) }?.value
-                    newValues.append(try change ?? row[column])
+                arguments.removeAll(keepingCapacity: true)
+                for position in writtenPositions { arguments.append(row.values[position]) }
+                for (name, value) in changes {
+                    do {
+                        arguments[try writtenIndex(of: name, in: row)] = value
+                    } catch {
+                        // Returning a key's own value unchanged is allowed: it changes nothing.
+                        if let position = columns.firstIndex(where: { sameName($0, name) }), row.values[position] == value { continue }
+                        throw error
+                    }
                 }
+                arguments.append(contentsOf: row.values[columns.count...])
                 if let update {
-                    try update.execute(arguments: newValues + keyValues)
+                    try update.execute(arguments: arguments)
                     updatedCount += 1
                 }
             }
             visited += batch.count
             context?.reportProgress(completed: min(visited, total), of: total)
             guard batch.count == batchSize, let last = batch.last else { break }
-            lastKey = Array(last.values.prefix(key.count))
+            lastKey = Array(last.values[columns.count...])
         }
         // The count was taken before the closure ran; if it deleted rows, fewer were visited.
         if visited < total { context?.reportProgress(completed: total, of: total) }
         return updatedCount
     }
 
-    /// Refuses changes to columns that were not listed, or to the key the pages follow.
-    private func checkChanges(
-        _ changes: [String: DatabaseValue], of row: Row, in table: String, writable: [String]
-    ) throws {
-        for (column, value) in changes where !writable.contains(where: { sameName($0, column) }) {
-            let listed = row.columnNames.contains { sameName($0, column) }
-            if listed, try row[column] as DatabaseValue == value { continue }
-            throw error(
-                code: SQLITE_MISUSE,
-                message: listed
-                    ? "transformRows cannot change \(table).\(column): rows are visited in the order of it"
-                    : "transformRows returned a value for \(column), which is not among the columns "
-                        + "listed (\(row.columnNames.joined(separator: ", ")))",
-                sql: nil)
-        }
+    /// The error for a value returned for a column `transform` may not change: the key the pages
+    /// follow, or a column that was not listed.
+    private func refusedChange(to column: String, in table: String, of row: Row, columns: [String]) -> SQLiteError {
+        let listed = columns.contains { sameName($0, column) }
+        return error(
+            code: SQLITE_MISUSE,
+            message: listed
+                ? "transformRows cannot change \(table).\(column): rows are visited in the order of it"
+                : "transformRows returned a value for \(column), which is not among the columns "
+                    + "listed (\(columns.joined(separator: ", ")))",
+            sql: nil)
     }
 
     /// The columns that identify and order rows: the rowid, or the primary key of a
