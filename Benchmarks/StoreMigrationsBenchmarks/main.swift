@@ -1,12 +1,13 @@
 import Foundation
 
-/// `swift run -c release benchmarks [--quick] [--json PATH] [--only NAME] [--stores S --per P]`
+/// `swift run -c release benchmarks [--quick] [--json PATH] [--only NAME] [--stores S --per P] [--rows N]`
 struct Options {
     var quick = false
     var jsonPath: String?
     var only: String?
     var stores: Int?
     var perStore: Int?
+    var rows: Int?
 
     init(arguments: [String]) {
         var iterator = arguments.makeIterator()
@@ -17,8 +18,9 @@ struct Options {
             case "--only": only = iterator.next()
             case "--stores": stores = iterator.next().flatMap(Int.init)
             case "--per": perStore = iterator.next().flatMap(Int.init)
+            case "--rows": rows = iterator.next().flatMap(Int.init)
             case "--help", "-h":
-                print("usage: benchmarks [--quick] [--json PATH] [--only NAME] [--stores S --per P]")
+                print("usage: benchmarks [--quick] [--json PATH] [--only NAME] [--stores S --per P] [--rows N]")
                 exit(0)
             default:
                 FileHandle.standardError.write(Data("unknown argument \(argument); see --help\n".utf8))
@@ -45,7 +47,7 @@ if options.wants("scheduler") {
 if options.wants("parallel") {
     results += try ParallelStoresWorkload(seconds: options.quick ? 0.05 : 1, timer: Timer(runs: options.quick ? 1 : 3)).run()
 }
-let bigRows = options.quick ? 2_000 : 1_000_000
+let bigRows = options.rows ?? (options.quick ? 2_000 : 1_000_000)
 let slowTimer = Timer(runs: options.quick ? 1 : 3)
 if options.wants("row-transform") { results += try RowTransformWorkload(rows: bigRows, timer: slowTimer).run() }
 if options.wants("heavy-sql") { results += try HeavySQLWorkload(rows: bigRows, timer: slowTimer).run() }

@@ -28,8 +28,8 @@ extension Database {
     ///   - condition: An SQL condition selecting the rows to visit, such as `"guid IS NULL"`;
     ///     all rows when `nil`.
     ///   - batchSize: How many rows are held in memory at once.
-    ///   - transform: Returns the new values of some of `columns`, by name; the others keep
-    ///     their values. Returning `nil` leaves the row untouched.
+    ///   - transform: Returns the new values of some of `columns`, by name, as a dictionary
+    ///     literal; the others keep their values. Returning `nil` leaves the row untouched.
     /// - Returns: The number of rows written.
     @discardableResult
     public func transformRows(
@@ -37,7 +37,7 @@ extension Database {
         columns: [String],
         where condition: String? = nil,
         batchSize: Int = 1_000,
-        _ transform: (Row) throws -> [String: DatabaseValue]?
+        _ transform: (Row) throws -> KeyValuePairs<String, DatabaseValue>?
     ) throws -> Int {
         guard batchSize > 0 else {
             throw error(code: SQLITE_MISUSE, message: "batchSize must be positive, not \(batchSize)", sql: nil)

@@ -24,6 +24,7 @@ public final class Statement {
     // Keeps the connection open for as long as the statement lives.
     private let database: Database
     private var layout: Row.Layout?
+    private lazy var parameterCount = Int(sqlite3_bind_parameter_count(handle))
 
     init(handle: OpaquePointer, sql: String, database: Database) {
         self.handle = handle
@@ -41,8 +42,8 @@ public final class Statement {
     ///   parameters (`SQLITE_RANGE`), or SQLite refuses a value.
     public func bind(_ arguments: [DatabaseValue]) throws {
         reset()
-        sqlite3_clear_bindings(handle)
-        let expected = Int(sqlite3_bind_parameter_count(handle))
+        // Every parameter is bound below, so no earlier value can linger: no need to clear them.
+        let expected = parameterCount
         guard arguments.count == expected else {
             throw database.error(
                 code: SQLITE_RANGE,
