@@ -39,6 +39,9 @@ print("note: a debug build; measure with `swift run -c release benchmarks`")
 let timer = Timer(runs: options.quick ? 1 : 5)
 var results: [Measurement] = []
 
+if options.wants("launch") {
+    results += try LaunchWorkload(migrationsPerStore: 100, timer: Timer(runs: options.quick ? 3 : 50)).run()
+}
 if options.wants("scheduler") {
     let workload = SchedulerWorkload(
         stores: options.stores ?? (options.quick ? 20 : 1_000), perStore: options.perStore ?? (options.quick ? 10 : 100), timer: timer)

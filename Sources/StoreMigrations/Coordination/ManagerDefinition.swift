@@ -89,7 +89,7 @@ extension MigrationManager {
             apply: { [versions, bodies] position, context in
                 let migration = StoreMigration<Store.Content>(
                     manager: name, version: versions[position], context: context,
-                    body: bodies[position])
+                    body: bodies[position].run)
                 return try store.apply(migration)
             },
             updateState: { update in try store.updateState(of: name, update) },

@@ -21,7 +21,21 @@ public final class MigrationManager<Store: MigrationStore>: @unchecked Sendable 
     struct Registrations {
         var versions: [Version] = []
         var dependencies: [[MigrationReference]] = []
-        var bodies: [BodyWithContext] = []
+        var bodies: [RegisteredBody] = []
+    }
+
+    /// A body as it was registered: wrapping a plain body in a closure that takes a context
+    /// would cost a runtime type lookup per registration, a measurable part of a launch.
+    enum RegisteredBody {
+        case plain(Body)
+        case withContext(BodyWithContext)
+
+        func run(_ content: inout Store.Content, _ context: MigrationContext) throws {
+            switch self {
+            case .plain(let body): try body(&content)
+            case .withContext(let body): try body(&content, context)
+            }
+        }
     }
 
     /// The manager's name, under which its level is recorded in the store.
@@ -67,7 +81,7 @@ public final class MigrationManager<Store: MigrationStore>: @unchecked Sendable 
     ///   - dependencies: Migrations of other managers that must be applied first.
     ///   - body: Edits the store's content.
     public func register(_ version: Version, dependsOn dependencies: [MigrationReference] = [], _ body: @escaping Body) {
-        register(version, dependsOn: dependencies) { content, _ in try body(&content) }
+        append(version, dependencies, .plain(body))
     }
 
     /// Registers the migration to `version` with a body that receives its ``MigrationContext``.
@@ -78,11 +92,15 @@ public final class MigrationManager<Store: MigrationStore>: @unchecked Sendable 
     /// }
     /// ```
     public func register(_ version: Version, dependsOn dependencies: [MigrationReference] = [], _ body: @escaping BodyWithContext) {
-        lock.withLock {
-            registrations.versions.append(version)
-            registrations.dependencies.append(dependencies)
-            registrations.bodies.append(body)
-        }
+        append(version, dependencies, .withContext(body))
+    }
+
+    private func append(_ version: Version, _ dependencies: [MigrationReference], _ body: RegisteredBody) {
+        lock.lock()
+        registrations.versions.append(version)
+        registrations.dependencies.append(dependencies)
+        registrations.bodies.append(body)
+        lock.unlock()
     }
 
     /// Names this manager's migration `version`, for another migration's `dependsOn`.
