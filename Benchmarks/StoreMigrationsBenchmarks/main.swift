@@ -55,6 +55,10 @@ let slowTimer = Timer(runs: options.quick ? 1 : 3)
 if options.wants("row-transform") { results += try RowTransformWorkload(rows: bigRows, timer: slowTimer).run() }
 if options.wants("heavy-sql") { results += try HeavySQLWorkload(rows: bigRows, timer: slowTimer).run() }
 if options.wants("split-field") { results += try SplitFieldWorkload(rows: bigRows, timer: slowTimer).run() }
+if options.wants("preferences") {
+    results += try PreferencesWorkload(keys: options.quick ? 1_000 : 100_000, timer: slowTimer).run()
+}
+if options.wants("cache") { results += try CacheWorkload(files: options.quick ? 200 : 20_000, timer: slowTimer).run() }
 
 print("")
 printTable(results)

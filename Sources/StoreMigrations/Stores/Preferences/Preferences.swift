@@ -111,15 +111,20 @@ public struct Preferences: Sendable, Hashable {
     ///   ``PreferencesError/notADictionary(path:blockingPath:found:)``. Nothing changes then.
     @discardableResult
     public mutating func renameKey(_ source: PreferenceKeyPath, to destination: PreferenceKeyPath) throws -> Bool {
-        guard let value = self[source] else { return false }
-        guard source != destination else { return true }
-        var edited = self
-        edited.removeValue(for: source)
-        if edited.contains(destination) {
-            throw PreferencesError.destinationExists(source: source, destination: destination)
+        guard source != destination else { return contains(source) }
+        // Edited in place rather than on a copy: copying the preferences for every rename made a
+        // migration renaming many keys of a large file quadratic. A failure puts the value back.
+        guard let value = removeValue(for: source) else { return false }
+        do {
+            if contains(destination) {
+                throw PreferencesError.destinationExists(source: source, destination: destination)
+            }
+            try set(value, for: destination)
+        } catch {
+            // The source's parents stayed when it was removed, so this cannot fail.
+            try? set(value, for: source)
+            throw error
         }
-        try edited.set(value, for: destination)
-        self = edited
         return true
     }
 
@@ -136,7 +141,9 @@ public struct Preferences: Sendable, Hashable {
         switch dictionary[key] {
         case nil:
             child = [:]
-        case .dictionary(let existing)?:
+        case .dictionary?:
+            // Taken out of its parent, so that editing it does not copy it.
+            guard case .dictionary(let existing)? = dictionary.removeValue(forKey: key) else { return }
             child = existing
         case let other?:
             let depth = path.components.count - keys.count + 1
@@ -144,17 +151,17 @@ public struct Preferences: Sendable, Hashable {
                 path: path, blockingPath: PreferenceKeyPath(Array(path.components.prefix(depth))),
                 found: other.kindDescription)
         }
+        defer { dictionary[key] = .dictionary(child) }
         try set(value, at: keys.dropFirst(), in: &child, path: path)
-        dictionary[key] = .dictionary(child)
     }
 
     private static func remove(at keys: ArraySlice<String>, in dictionary: inout [String: PreferenceValue]) -> PreferenceValue? {
         let key = keys.first!
         guard keys.count > 1 else { return dictionary.removeValue(forKey: key) }
-        guard case .dictionary(var child)? = dictionary[key],
-              let removed = remove(at: keys.dropFirst(), in: &child)
+        guard case .dictionary? = dictionary[key],
+              case .dictionary(var child)? = dictionary.removeValue(forKey: key)
         else { return nil }
-        dictionary[key] = .dictionary(child)
-        return removed
+        defer { dictionary[key] = .dictionary(child) }
+        return remove(at: keys.dropFirst(), in: &child)
     }
 }
