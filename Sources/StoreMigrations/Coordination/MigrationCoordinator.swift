@@ -118,7 +118,8 @@ public final class MigrationCoordinator: @unchecked Sendable {
         let handle = MigrationRunHandle()
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
-                start(handle: handle) { result in continuation.resume(with: result) }
+                // Planning reads every store: off the cooperative thread pool, like the steps.
+                startInBackground(handle: handle) { result in continuation.resume(with: result) }
             }
         } onCancel: {
             handle.cancel()
@@ -139,11 +140,14 @@ public final class MigrationCoordinator: @unchecked Sendable {
     @discardableResult
     public func run(queue: DispatchQueue, completion: @escaping @Sendable (Result<MigrationReport, any Error>) -> Void) -> MigrationRunHandle {
         let handle = MigrationRunHandle()
-        let workQueue = DispatchQueue(label: "StoreMigrations.MigrationCoordinator.run", qos: .userInitiated)
-        workQueue.async {
-            self.start(handle: handle) { result in queue.async { completion(result) } }
-        }
+        startInBackground(handle: handle) { result in queue.async { completion(result) } }
         return handle
+    }
+
+    private func startInBackground(handle: MigrationRunHandle, completion: @escaping @Sendable (Result<MigrationReport, any Error>) -> Void) {
+        DispatchQueue(label: "StoreMigrations.MigrationCoordinator.run", qos: .userInitiated).async {
+            self.start(handle: handle, completion: completion)
+        }
     }
 
     /// Plans and starts a run; `completion` is called once, on any thread. The run is attached to
@@ -157,6 +161,9 @@ public final class MigrationCoordinator: @unchecked Sendable {
         do {
             executable = try executablePlan()
         } catch {
+            // The run's progress may already be a child of the caller's: finish it.
+            progress.totalUnitCount = 1
+            progress.completedUnitCount = 1
             handle?.attach(nil)
             completion(.failure(error))
             return
