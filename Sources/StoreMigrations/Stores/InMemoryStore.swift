@@ -12,6 +12,7 @@ import Foundation
 /// counters.register("1.1") { values in values["launches", default: 0] += 1 }
 /// ```
 public final class InMemoryStore<Value: Sendable>: MigrationStore, @unchecked Sendable {
+    /// Bodies edit the stored value.
     public typealias Content = Value
 
     private let lock = NSLock()

@@ -63,8 +63,10 @@ public protocol MigrationStore: AnyObject, Sendable, CustomStringConvertible {
 }
 
 extension MigrationStore {
+    /// Stores are durable unless they say otherwise.
     public var isRebuildable: Bool { false }
 
+    /// Refuses: a store that is not rebuildable must not lose its contents.
     public func rebuild(resetting manager: String) throws {
         throw MigrationError.resetNotSupported(manager: manager, store: description)
     }
