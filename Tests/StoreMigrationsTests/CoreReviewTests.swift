@@ -355,11 +355,12 @@ import Testing
         let a = try coordinator.manager("a", store: Store([]))
         let b = try coordinator.manager("b", store: Store([]))
         registerLogging(["1"], on: b)
-        registerLogging(["1", "2"], on: a, dependsOn: ["2": [b.migration("1"), b.migration("1.0")]])
+        registerLogging(["1", "2"], on: a, dependsOn: ["2": [a.migration("1"), b.migration("1"), b.migration("1.0")]])
         let plan = try coordinator.plan()
         withKnownIssue("minor: a dependency named twice (or on the chain predecessor) is listed and drawn twice") {
             #expect(plan.steps.last?.dependencies == [Self.id("a", "1"), Self.id("b", "1")])
             #expect(plan.graphviz().components(separatedBy: " -> ").count - 1 == 2)
+            #expect(plan.description.hasSuffix("a@2 after a@1, b@1"))
         }
         try coordinator.run()
         #expect(a.store.contents == ["a@1", "a@2"])
@@ -557,6 +558,13 @@ import Testing
         #expect(racedStore.recordedStates["raced"]?.level == "2" && racedStore.contents.isEmpty)
         #expect(emptyResetStore.recordedStates["emptyReset"] == nil && emptyResetStore.contents.isEmpty)
         #expect(resetStore.contents == ["reset@1"])
+
+        let decoded = try JSONDecoder().decode(MigrationReport.self, from: try JSONEncoder().encode(report))
+        #expect(decoded.steps.map(\.outcome) == report.steps.map(\.outcome))
+        #expect(decoded.steps.map(\.step) == report.steps.map(\.step))
+        #expect(decoded.managers == report.managers)
+        #expect(decoded.description == report.description)
+        #expect(decoded.succeeded == report.succeeded && decoded.didRunAnything == report.didRunAnything)
     }
 
     @Test func levelAfterOfCancelledAndStoppedSteps() throws {
@@ -808,6 +816,110 @@ import Testing
             #expect(try !coordinator.plan().isUpToDate)
         }
         #expect(weakStore == nil)
+    }
+
+    @Test(.disabled("bug: the progress of a run with nothing to do (total 0) never completes, nor does a parent's pending units"))
+    func progressOfAnUpToDateRunCompletes() throws {
+        let coordinator = MigrationCoordinator(appVersion: "2")
+        registerLogging(["1", "2"], on: try coordinator.manager("a", store: Store([], states: ["a": ManagerState(level: "2")])))
+        let box = HandleBox()
+        #expect(try Self.runWithHandle(coordinator, box: box).get().steps.isEmpty)
+        #expect(box.get()?.progress.fractionCompleted == 1)
+        let parent = Progress(totalUnitCount: 4)
+        parent.becomeCurrent(withPendingUnitCount: 4)
+        try coordinator.run()
+        parent.resignCurrent()
+        #expect(parent.completedUnitCount == 4)
+    }
+
+    @Test func progressCompletesWhenStepsFailAreSkippedOrCancelled() throws {
+        let coordinator = MigrationCoordinator(appVersion: "2")
+        coordinator.maxConcurrentStores = 1
+        coordinator.failurePolicy = .stopOnFirstFailure
+        let a = try coordinator.manager("a", store: Store([]))
+        a.register("1") { _, context in context.reportProgress(0.3) }
+        a.register("2") { _ in throw TestFailure(message: "boom") }
+        registerLogging(["2-1"], on: a)
+        registerLogging(["1", "2"], on: try coordinator.manager("b", store: Store([])), dependsOn: ["2": [a.migration("2")]])
+        let parent = Progress(totalUnitCount: 1)
+        parent.becomeCurrent(withPendingUnitCount: 1)
+        let report = try Self.report(of: coordinator)
+        parent.resignCurrent()
+        #expect(report.steps.map(\.outcome) == [
+            .applied, .applied, .failed(message: "boom"), .skipped(because: Self.id("a", "2")), .skipped(because: Self.id("a", "2")),
+        ])
+        #expect(parent.fractionCompleted == 1)
+    }
+
+    @Test func twoRunsOnOneStoreApplyEachMigrationOnce() throws {
+        // Two coordinators (as two launches racing, or an app and its extension) on the same stores.
+        let prefs = Store([]), library = Store([])
+        let bodies = EventLog()
+        func coordinator() throws -> MigrationCoordinator {
+            let coordinator = MigrationCoordinator(appVersion: "3")
+            let p = try coordinator.manager("prefs", store: prefs)
+            let l = try coordinator.manager("library", store: library)
+            for version in 1...3 {
+                p.register(Version(version)) { applied in
+                    applied.append("prefs@\(version)")
+                    bodies.append("prefs@\(version)")
+                }
+                l.register(Version(version), dependsOn: [p.migration(Version(version))]) { applied in
+                    applied.append("library@\(version)")
+                    bodies.append("library@\(version)")
+                }
+            }
+            return coordinator
+        }
+        let coordinators = [try coordinator(), try coordinator()]
+        let reports = SchedulerTests.ResultBox()
+        let outcomes = EventLog()
+        DispatchQueue.concurrentPerform(iterations: 2) { index in
+            do {
+                let report = try coordinators[index].run()
+                for step in report.steps { outcomes.append("\(step.step.id) \(step.outcome == .applied ? "applied" : "\(step.outcome)")") }
+            } catch {
+                reports.set(.failure(error))
+            }
+        }
+        #expect(reports.error == nil)
+        #expect(bodies.all.count == 6)
+        #expect(prefs.contents == ["prefs@1", "prefs@2", "prefs@3"])
+        #expect(library.contents == ["library@1", "library@2", "library@3"])
+        // The second run either finds the work done when it plans, or each step already applied.
+        #expect(outcomes.all.filter { $0.hasSuffix(" applied") }.count == 6)
+        #expect(outcomes.all.allSatisfy { $0.hasSuffix(" applied") || $0.contains("alreadyApplied") })
+    }
+
+    @Test(.disabled("bug: the app-version hook is read, run and recorded in three separate store calls, so racing runs both run it"))
+    func appVersionHookRunsOnceWhenTwoRunsRace() throws {
+        let store = Store([], states: ["prefs": ManagerState(level: "1", appVersion: "1")])
+        let calls = EventLog()
+        let firstEntered = DispatchSemaphore(value: 0), secondEntered = DispatchSemaphore(value: 0)
+        func coordinator() throws -> MigrationCoordinator {
+            let coordinator = MigrationCoordinator(appVersion: "2")
+            let prefs = try coordinator.manager("prefs", store: store)
+            registerLogging(["1"], on: prefs)
+            prefs.onAppVersionChange { previous, current in
+                calls.append("hook \(previous?.description ?? "nil") → \(current)")
+                if calls.all.count == 1 {
+                    firstEntered.signal()
+                    // Once the first run is in its hook, the second run must not get into its own.
+                    _ = secondEntered.wait(timeout: .now() + 2)
+                } else {
+                    secondEntered.signal()
+                }
+            }
+            return coordinator
+        }
+        let first = try coordinator(), second = try coordinator()
+        let firstDone = DispatchSemaphore(value: 0)
+        first.run(queue: DispatchQueue(label: "CoreReviewTests.first")) { _ in firstDone.signal() }
+        #expect(firstEntered.wait(timeout: .now() + 10) == .success)
+        _ = try? second.run()
+        #expect(firstDone.wait(timeout: .now() + 10) == .success)
+        #expect(calls.all == ["hook 1 → 2"])
+        #expect(store.recordedStates["prefs"] == ManagerState(level: "1", appVersion: "2"))
     }
 
     // MARK: Concurrency of configuration and planning
