@@ -38,7 +38,7 @@ import Testing
         #expect(try JSONDecoder().decode(MigrationPlan.self, from: data) == plan)
         #expect(try encoder.encode(try diamond().plan()) == data)
         let json = String(decoding: data, as: UTF8.self)
-        #expect(json.contains(#""dependencies":["library@2.0","thumbs@2.0"]"#))
+        #expect(json.contains(#""dependencies":[{"action":"migrate","manager":"library","version":"2.0"},{"action":"migrate","manager":"thumbs","version":"2.0"}]"#))
         #expect(json.contains(#""appVersion":"2.1""#))
     }
 
@@ -49,10 +49,15 @@ import Testing
             .init(manager: "cache", action: .reset, version: nil),
             .init(manager: "prefs", action: .appVersionChange, version: "2"),
         ]
-        let data = try JSONEncoder().encode(ids)
-        #expect(String(decoding: data, as: UTF8.self)
-            == #"["a@1.1-2","odd:name@x:baseline@2.0","cache:reset","prefs:appVersionChange@2"]"#)
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        let data = try encoder.encode(ids)
+        #expect(String(decoding: data, as: UTF8.self) == """
+            [{"action":"migrate","manager":"a","version":"1.1-2"},{"action":"baseline","manager":"odd:name@x","version":"2.0"},\
+            {"action":"reset","manager":"cache"},{"action":"appVersionChange","manager":"prefs","version":"2"}]
+            """)
         #expect(try JSONDecoder().decode([PlannedStep.ID].self, from: data) == ids)
+        #expect(ids.map(\.description) == ["a@1.1-2", "odd:name@x:baseline@2.0", "cache:reset", "prefs:appVersionChange@2"])
     }
 
     @Test func graphvizHasEveryNodeAndEdge() throws {

@@ -30,6 +30,9 @@ public enum MigrationError: Error, Sendable, Hashable, CustomStringConvertible, 
     case storeIsNewer(manager: String, store: String, level: Version, appVersion: Version)
     /// The ``NewerStorePolicy/reset`` policy was chosen for a store that is not rebuildable.
     case resetNotSupported(manager: String, store: String)
+    /// The ``NewerStorePolicy/reset`` policy was chosen for a manager whose store also holds
+    /// other managers: throwing the store away would leave their levels describing lost data.
+    case resetOfSharedStore(manager: String, store: String, otherManagers: [String])
     /// A store's levels could not be read.
     case unreadableState(manager: String, store: String, reason: String)
     /// A first-launch `decide` closure threw.
@@ -69,6 +72,10 @@ public enum MigrationError: Error, Sendable, Hashable, CustomStringConvertible, 
         case let .resetNotSupported(manager, store):
             return "Manager \"\(manager)\" uses the .reset newer-store policy, but \(store) is not "
                 + "rebuildable: resetting it would lose data. Use .fail or .ignore."
+        case let .resetOfSharedStore(manager, store, others):
+            return "Manager \"\(manager)\" uses the .reset newer-store policy, but \(store) also holds "
+                + "managers \(others.map { "\"\($0)\"" }.joined(separator: ", ")): a reset would throw their data away "
+                + "while their levels stay. Give the manager a store of its own, or use .fail or .ignore."
         case let .unreadableState(manager, store, reason):
             return "The level of manager \"\(manager)\" cannot be read from \(store): \(reason). "
                 + "Nothing was migrated; the store was left as it is. Fix access to the store and "

@@ -116,8 +116,10 @@ public final class MigrationManager<Store: MigrationStore>: @unchecked Sendable 
     /// prefs.onAppVersionChange { previous, current in analytics.resetStats() }
     /// ```
     ///
-    /// If the process dies between the closure and the record, the closure runs again at the
-    /// next launch: make it idempotent.
+    /// The closure runs while the store holds its lock (or, for SQLite, its write transaction),
+    /// so that of several processes launching at once only one runs it; it must not use the
+    /// store itself. If the process dies between the closure and the record, the closure runs
+    /// again at the next launch: make it idempotent.
     public func onAppVersionChange(_ hook: @escaping @Sendable (_ previous: Version?, _ current: Version) throws -> Void) {
         lock.withLock { self.hook = hook }
     }

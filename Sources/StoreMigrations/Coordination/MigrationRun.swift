@@ -53,7 +53,9 @@ final class MigrationRun: MigrationRunControl, @unchecked Sendable {
         self.scheduler = LockedScheduler()
         self.stepProgress = Array(repeating: nil, count: executable.graph.count)
         self.progressStride = Int64(max(1, executable.graph.count / 1_000))
-        progress.totalUnitCount = Int64(executable.graph.count)
+        // A run with nothing to do still has one unit, completed with its report, so that the
+        // caller's progress completes on the most common launch.
+        progress.totalUnitCount = Int64(max(1, executable.graph.count))
     }
 
     /// Whether the run or its progress was cancelled. The progress is checked too because a
@@ -73,13 +75,19 @@ final class MigrationRun: MigrationRunControl, @unchecked Sendable {
                 observer?(.skipped(executable.plan.steps[index], because: failed.map { executable.plan.steps[$0].id }))
             })
         self.scheduler.value = scheduler
-        scheduler.start { [self] results in completion(report(from: results)) }
+        scheduler.start { [self] results in
+            // The scheduler's closures hold this run: letting go of it frees the run, its plan and
+            // its stores (a SQLite store's connection) once the report is made.
+            self.scheduler.value = nil
+            completion(report(from: results))
+        }
         if self.scheduler.isCancelled { scheduler.cancel() }
     }
 
     private func execute(_ index: Int) -> Scheduler.Result {
         if isCancelled {
             finishProgress(ofStep: index)
+            observer?(.skipped(executable.plan.steps[index], because: nil))
             return Scheduler.Result(outcome: .cancelled)
         }
         let manager = executable.managers[executable.stepManagers[index]]
@@ -167,16 +175,32 @@ final class MigrationRun: MigrationRunControl, @unchecked Sendable {
         return outcome
     }
 
+    /// Runs the hook under the store's lock or transaction, so that of several processes (or
+    /// runs) only one runs it for a given app version, and records that version with it.
     private func runHook(of manager: ManagerDefinition, current: Version) throws -> StoreApplyOutcome {
-        let recorded = try manager.readState().appVersion
-        if recorded == current { return .alreadyApplied(level: current) }
-        try manager.hook?(recorded, current)
-        try manager.updateState { state in state.appVersion = current }
-        return .applied
+        var outcome = StoreApplyOutcome.applied
+        var hookError: (any Error)?
+        try manager.updateState { state in
+            guard state.appVersion != current else {
+                outcome = .alreadyApplied(level: current)
+                return
+            }
+            do {
+                try manager.hook?(state.appVersion, current)
+                state.appVersion = current
+            } catch {
+                hookError = error
+            }
+        }
+        if let hookError { throw hookError }
+        return outcome
     }
 
     private func report(from results: [Scheduler.Result]) -> MigrationReport {
-        progressLock.withLock { flushUnreportedSteps() }
+        progressLock.withLock {
+            flushUnreportedSteps()
+            if results.isEmpty { progress.completedUnitCount = progress.totalUnitCount }
+        }
         let plan = executable.plan
         var levelAfter = executable.states.map(\.level)
         var steps: [MigrationReport.Step] = []

@@ -23,11 +23,17 @@ enum MigrationPlanner {
         var baseline: Version?
         var firstPending: Int
         var pendingEnd: Int
+        /// The app version the store records for the manager once any reset has run.
+        var recordedAppVersion: Version?
+
+        /// The level the manager's dependents can count on once its reset or baseline has run.
+        var levelForDependents: Version? { newerStore == .reset ? nil : baseline ?? effectiveLevel }
     }
 
     static func plan(_ graph: MigrationGraph, states: [ManagerState]) throws -> ExecutablePlan {
         let managers = graph.managers
         let appVersion = graph.appVersion
+        try rejectResetsOfSharedStores(managers)
         var starts: [Start] = []
         starts.reserveCapacity(managers.count)
         for (index, manager) in managers.enumerated() {
@@ -50,7 +56,7 @@ enum MigrationPlanner {
             for position in start.firstPending..<start.pendingEnd {
                 stepOfNode[graph.firstNode[index] + position] = addStep(index, .migrate, manager.versions[position], position: position)
             }
-            if manager.hook != nil, start.newerStore != .ignore, states[index].appVersion != appVersion {
+            if manager.hook != nil, start.newerStore != .ignore, start.recordedAppVersion != appVersion {
                 _ = addStep(index, .appVersionChange, appVersion)
             }
         }
@@ -60,16 +66,22 @@ enum MigrationPlanner {
             let appliedEnd = states[index].level.map { level in MigrationGraph.partition(manager.versions) { $0 > level } } ?? 0
             for position in 0..<min(max(appliedEnd, starts[index].pendingEnd), graph.aheadStart[index]) {
                 let node = graph.firstNode[index] + position
+                let step = stepOfNode[node]
+                var blockers: [Int] = []
                 for target in graph.dependencies(of: node) {
                     let targetManager = graph.managerOfNode[target]
                     let targetVersion = managers[targetManager].versions[target - graph.firstNode[targetManager]]
-                    let step = stepOfNode[node]
                     if step >= 0 {
-                        if let blocker = blockingStep(targetManager, targetVersion, target) { steps.addEdge(from: blocker, to: step) }
-                    } else if position < appliedEnd, !(states[targetManager].level.map { $0 >= targetVersion } ?? false) {
+                        // An edge already implied by the chain, or declared twice, is listed once.
+                        guard let blocker = blockingStep(targetManager, targetVersion, target),
+                              !(steps.hasChainPredecessor(step) && blocker == step - 1), !blockers.contains(blocker)
+                        else { continue }
+                        blockers.append(blocker)
+                        steps.addEdge(from: blocker, to: step)
+                    } else if position < appliedEnd, !(starts[targetManager].levelForDependents.map { $0 >= targetVersion } ?? false) {
                         diagnostics.append(.init(
                             migration: graph.reference(of: node), dependency: graph.reference(of: target),
-                            dependencyLevel: states[targetManager].level))
+                            dependencyLevel: starts[targetManager].levelForDependents))
                     }
                 }
             }
@@ -87,8 +99,19 @@ enum MigrationPlanner {
         return order(graph: graph, states: states, starts: starts, steps: steps, diagnostics: diagnostics)
     }
 
+    /// A reset throws away the whole store: refused when the store also holds other managers,
+    /// whose levels would then describe data that is gone.
+    private static func rejectResetsOfSharedStores(_ managers: [ManagerDefinition]) throws {
+        for manager in managers where manager.newerStorePolicy == .reset {
+            let others = managers.filter { $0.storeID == manager.storeID && $0 !== manager }.map(\.name)
+            if !others.isEmpty {
+                throw MigrationError.resetOfSharedStore(manager: manager.name, store: manager.storeDescription, otherManagers: others)
+            }
+        }
+    }
+
     private static func start(of manager: ManagerDefinition, state: ManagerState, aheadStart: Int, appVersion: Version) throws -> Start {
-        var start = Start(effectiveLevel: state.level, firstPending: 0, pendingEnd: aheadStart)
+        var start = Start(effectiveLevel: state.level, firstPending: 0, pendingEnd: aheadStart, recordedAppVersion: state.appVersion)
         if let level = state.level, level.base > appVersion {
             switch manager.newerStorePolicy {
             case .fail:
@@ -103,6 +126,7 @@ enum MigrationPlanner {
                 }
                 start.newerStore = .reset
                 start.effectiveLevel = nil
+                start.recordedAppVersion = nil
                 return start
             }
         }
@@ -228,7 +252,7 @@ enum MigrationPlanner {
             let predecessors = predecessorList[predecessorStart[old]..<predecessorStart[old + 1]]
             plannedSteps.append(PlannedStep(
                 manager: id.manager, action: id.action, version: id.version,
-                previousAppVersion: id.action == .appVersionChange ? states[manager].appVersion : nil,
+                previousAppVersion: id.action == .appVersionChange ? starts[manager].recordedAppVersion : nil,
                 dependencies: predecessors.map { steps.ids[$0] }, wave: wave[old]))
             stores.append(managerStores[manager])
             predecessorCounts.append(predecessors.count)

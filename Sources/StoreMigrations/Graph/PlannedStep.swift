@@ -15,8 +15,9 @@ public struct PlannedStep: Sendable, Hashable, Codable, CustomStringConvertible 
         case appVersionChange
     }
 
-    /// Identifies a step within a plan: `library@2.0` for a migration, `library:baseline@2.0`,
-    /// `thumbnails:reset` and `prefs:appVersionChange@2.0` for the others.
+    /// Identifies a step within a plan. It reads `library@2.0` for a migration, and
+    /// `library:baseline@2.0`, `thumbnails:reset` and `prefs:appVersionChange@2.0` for the others;
+    /// it is encoded as its three fields, since a manager's name may contain `:` and `@`.
     public struct ID: Sendable, Hashable, Codable, CustomStringConvertible {
         /// The manager the step belongs to.
         public let manager: String
@@ -33,42 +34,10 @@ public struct PlannedStep: Sendable, Hashable, Codable, CustomStringConvertible 
             }
         }
 
-        public init(from decoder: any Decoder) throws {
-            let text = try decoder.singleValueContainer().decode(String.self)
-            guard let id = ID(parsing: text) else {
-                throw DecodingError.dataCorrupted(.init(
-                    codingPath: decoder.codingPath, debugDescription: "\"\(text)\" is not a step identifier"))
-            }
-            self = id
-        }
-
-        public func encode(to encoder: any Encoder) throws {
-            var container = encoder.singleValueContainer()
-            try container.encode(description)
-        }
-
         init(manager: String, action: Action, version: Version?) {
             self.manager = manager
             self.action = action
             self.version = version
-        }
-
-        private init?(parsing text: String) {
-            // Manager names may contain ':' and '@', so the suffix is parsed from the end.
-            var head = Substring(text)
-            var version: Version?
-            if let at = head.lastIndex(of: "@"), let parsed = Version(String(head[head.index(after: at)...])) {
-                version = parsed
-                head = head[..<at]
-            }
-            if let colon = head.lastIndex(of: ":"), let action = Action(rawValue: String(head[head.index(after: colon)...])),
-               action != .migrate {
-                self.init(manager: String(head[..<colon]), action: action, version: version)
-            } else if version != nil {
-                self.init(manager: String(head), action: .migrate, version: version)
-            } else {
-                return nil
-            }
         }
     }
 

@@ -32,6 +32,9 @@ final class Scheduler: @unchecked Sendable {
     private let lock = NSLock()
     private var state: SchedulerState
     private var completion: (@Sendable ([Result]) -> Void)?
+    /// Skip notices handed out but not yet delivered: the run completes only after the last one,
+    /// so that no event arrives after `run()` returned.
+    private var undeliveredSkips = 0
 
     /// - Parameters:
     ///   - execute: Runs one step and says how it ended; called on the scheduler's queue.
@@ -72,14 +75,27 @@ final class Scheduler: @unchecked Sendable {
 
     /// Call with `lock` held; releases it.
     private func perform(_ actions: SchedulerState.Actions) {
-        var finished: (@Sendable ([Result]) -> Void, [Result])?
-        if actions.isFinished, let completion {
-            self.completion = nil
-            finished = (completion, state.results.map { $0! })
-        }
+        undeliveredSkips += actions.skipped.count
+        var finished = takeCompletionIfDone()
         lock.unlock()
         for step in actions.start { queue.async { self.run(step) } }
+        guard !actions.skipped.isEmpty else {
+            finished?()
+            return
+        }
         for skip in actions.skipped { onSkip(skip.step, skip.because) }
-        if let (completion, results) = finished { completion(results) }
+        lock.lock()
+        undeliveredSkips -= actions.skipped.count
+        finished = takeCompletionIfDone()
+        lock.unlock()
+        finished?()
+    }
+
+    /// Call with `lock` held; call the returned closure after releasing it.
+    private func takeCompletionIfDone() -> (() -> Void)? {
+        guard state.isFinished, undeliveredSkips == 0, let completion else { return nil }
+        self.completion = nil
+        let results = state.results.map { $0! }
+        return { completion(results) }
     }
 }

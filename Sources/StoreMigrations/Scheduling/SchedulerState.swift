@@ -6,7 +6,6 @@ struct SchedulerState {
     struct Actions {
         var start: [Int] = []
         var skipped: [(step: Int, because: Int?)] = []
-        var isFinished = false
     }
 
     private let steps: StepGraph
@@ -37,7 +36,6 @@ struct SchedulerState {
         for step in 0..<steps.count where remainingPredecessors[step] == 0 { ready.insert(step) }
         var actions = Actions()
         startReadySteps(&actions)
-        actions.isFinished = isDone
         return actions
     }
 
@@ -63,18 +61,17 @@ struct SchedulerState {
             }
         }
         startReadySteps(&actions)
-        actions.isFinished = isDone
         return actions
     }
 
     mutating func cancel() -> Actions {
         var actions = Actions()
         stop(&actions)
-        actions.isFinished = isDone
         return actions
     }
 
-    private var isDone: Bool { finished == steps.count && running == 0 }
+    /// Whether every step has a result and none is running.
+    var isFinished: Bool { finished == steps.count && running == 0 }
 
     private mutating func startReadySteps(_ actions: inout Actions) {
         while running < maxConcurrent, !stopping, let step = ready.popFirst() {

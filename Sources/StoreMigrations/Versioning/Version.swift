@@ -130,7 +130,8 @@ public struct Version: Sendable {
         case let .compact(c0, c1, c2, c3, _):
             return Version(storage: .compact(c0, c1, c2, c3, subMigration: 0))
         case let .arbitrary(components, _):
-            return Version(storage: .arbitrary(components: components, subMigration: nil))
+            // Without its sub-migration number, a version may fit the compact form again.
+            return Version(storage: Storage(components: components, subMigration: nil))
         }
     }
 
