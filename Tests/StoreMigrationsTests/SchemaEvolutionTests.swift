@@ -306,7 +306,7 @@ import Testing
         guard case let .needsMappedMigration(problems, _) = error else { Issue.record("\(error)"); return }
         #expect(problems.map(\.column) == ["fecha"])
         #expect(error.description.contains("nota.fecha is the renaming identifier of columns dia and hora"))
-        #expect(error.description.contains("need a mapped migration"))
+        #expect(error.description.contains("EntityMapping"))
     }
 
     // MARK: Nullability, defaults, types

@@ -1,4 +1,4 @@
-/// Which tables and columns that hold data ``Database/migrateSchema(to:dataLoss:)`` may
+/// Which tables and columns that hold data ``Database/migrateSchema(to:dataLoss:mappings:)`` may
 /// drop when the declared schema no longer lists them.
 ///
 /// Empty tables and columns holding only `NULL` are always dropped. By default nothing that

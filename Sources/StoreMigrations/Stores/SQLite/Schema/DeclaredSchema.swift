@@ -5,7 +5,7 @@ import Foundation
 /// each table and column the name it had in the previous version, if it was renamed (Core Data's
 /// *renaming identifier*).
 ///
-/// Declare each version's schema once, then let ``Database/migrateSchema(to:dataLoss:)``
+/// Declare each version's schema once, then let ``Database/migrateSchema(to:dataLoss:mappings:)``
 /// bring the database to it:
 ///
 /// ```swift

@@ -1,5 +1,5 @@
-/// One operation of a schema migration, as ``Database/schemaChanges(to:)`` lists them
-/// and ``Database/migrateSchema(to:dataLoss:)`` applies them, in order.
+/// One operation of a schema migration, as ``Database/schemaChanges(to:mappings:)`` lists them
+/// and ``Database/migrateSchema(to:dataLoss:mappings:)`` applies them, in order.
 ///
 /// ```swift
 /// for change in try db.schemaChanges(to: notesV2) { print(change) }
@@ -29,7 +29,11 @@ public enum SchemaChange: Sendable, Hashable, Codable, CustomStringConvertible {
     case createTable(DeclaredSchema.Table)
     /// `DROP TABLE`.
     case dropTable(String)
-    /// `CREATE INDEX`.
+    /// The rows of a table streamed through its ``EntityMapping`` into the declared tables. The
+    /// table is set aside under a temporary name before the other changes, and dropped once its
+    /// rows are mapped.
+    case mapRows(from: String)
+    /// `CREATE INDEX`, after the rows are in place.
     case createIndex(DeclaredSchema.Index, table: String)
 
     /// Why a table is rebuilt.
@@ -82,6 +86,7 @@ public enum SchemaChange: Sendable, Hashable, Codable, CustomStringConvertible {
             return "rebuild table \(table.name): " + reasons.map(\.description).joined(separator: "; ")
         case let .createTable(table): return "create table \(table.name)"
         case let .dropTable(table): return "drop table \(table)"
+        case let .mapRows(table): return "map the rows of \(table) through its entity mapping, then drop it"
         case let .createIndex(index, table): return "create \(index) on \(table)"
         }
     }

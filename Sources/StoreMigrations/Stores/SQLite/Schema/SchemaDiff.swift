@@ -3,7 +3,8 @@
 ///
 /// Phases, so that no change meets a name another has yet to free: drop indexes, rename tables,
 /// change each kept table (rename, drop and add columns, then one rebuild if needed), create
-/// tables, drop tables, create indexes.
+/// tables, drop tables, map rows, create indexes (after the rows, which is faster than indexing
+/// row by row).
 struct SchemaDiff {
     /// A table or column to be dropped, to hold against the data-loss policy.
     struct Drop {
@@ -31,11 +32,12 @@ struct SchemaDiff {
     /// Declared names of the live columns, by lowercased live table name, then column name.
     private var columnNames: [String: [String: String]] = [:]
 
-    /// Compares `live` with `declared`; asks `db` only whether tables and columns hold data.
-    init(from live: DeclaredSchema, to declared: DeclaredSchema, in db: Database) throws {
+    /// Compares `live` (without the tables set aside for mapping) with `declared`; asks `db`
+    /// only whether tables and columns hold data.
+    init(from live: DeclaredSchema, to declared: DeclaredSchema, mapping sources: Set<String>, in db: Database) throws {
         self.db = db
         self.declared = declared
-        let liveTables = live.tables
+        let liveTables = live.tables.filter { !sources.contains($0.name.lowercased()) }
         let tables = NameMatching(
             declared: declared.tables.map { ($0.name, $0.renamedFrom) }, live: liveTables.map(\.name))
         for split in tables.splits {
@@ -89,6 +91,7 @@ struct SchemaDiff {
             + Self.childrenFirst(droppedTables) { child, parent in
                 child.foreignKeys.contains { $0.parentTable.isSameSQLName(as: parent.name) }
             }.map { .dropTable($0.name) }
+            + live.tables.filter { sources.contains($0.name.lowercased()) }.map { .mapRows(from: $0.name) }
             + createIndexes
     }
 
@@ -253,7 +256,7 @@ struct SchemaDiff {
 
     /// `items` ordered so that one referring to another comes first: tables dropped in this
     /// order with foreign keys enforced never leave a row pointing at a dropped table.
-    private static func childrenFirst<Item>(_ items: [Item], refersTo: (Item, Item) throws -> Bool) rethrows -> [Item] {
+    static func childrenFirst<Item>(_ items: [Item], refersTo: (Item, Item) throws -> Bool) rethrows -> [Item] {
         var remaining = Array(items.enumerated())
         var ordered: [Item] = []
         while !remaining.isEmpty {

@@ -1,6 +1,6 @@
 import Foundation
 
-/// Why ``Database/migrateSchema(to:dataLoss:)`` or ``Database/schemaChanges(to:)``
+/// Why ``Database/migrateSchema(to:dataLoss:mappings:)`` or ``Database/schemaChanges(to:mappings:)``
 /// refused a declared schema. Nothing was changed when one is thrown.
 ///
 /// ```swift
@@ -12,7 +12,8 @@ import Foundation
 /// ```
 public enum SchemaMigrationError: Error, Sendable, Hashable, CustomStringConvertible, LocalizedError {
     /// The declaration contradicts itself: a name used twice, a key, index or constraint on a
-    /// column the table does not declare, or a foreign key to a table the schema does not declare.
+    /// column the table does not declare, a foreign key to a table the schema does not declare,
+    /// or a mapping from a table the database does not have.
     case invalidDeclaration(problems: [Problem], database: String)
     /// The database differs from the declaration in ways a lightweight migration cannot bridge:
     /// a column's type changes while it holds values, a column becomes `NOT NULL` without a
@@ -58,7 +59,8 @@ public enum SchemaMigrationError: Error, Sendable, Hashable, CustomStringConvert
         case let .needsMappedMigration(problems, database):
             return "The schema of \(database) cannot be migrated to the declared one by inference: "
                 + "\(Self.list(problems)). Nothing was changed. These changes need a mapped "
-                + "migration that writes the new rows in code."
+                + "migration: pass an EntityMapping for the table to migrateSchema(to:dataLoss:mappings:) "
+                + "and produce the new rows in it."
         case let .wouldLoseData(problems, database):
             let columns = problems.filter { $0.column != nil }
             let tables = problems.filter { $0.column == nil }
