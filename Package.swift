@@ -25,7 +25,7 @@ let package = Package(
         .executableTarget(name: "Demo", dependencies: ["StoreMigrations"]),
         .executableTarget(
             name: "StoreMigrationsBenchmarks",
-            dependencies: ["StoreMigrations"],
+            dependencies: ["StoreMigrations", .target(name: "CSQLite", condition: .when(platforms: [.linux]))],
             path: "Benchmarks/StoreMigrationsBenchmarks"
         ),
         .testTarget(name: "StoreMigrationsTests", dependencies: ["StoreMigrations"]),

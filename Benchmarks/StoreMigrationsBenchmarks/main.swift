@@ -45,6 +45,8 @@ if options.wants("scheduler") {
 if options.wants("parallel") {
     results += try ParallelStoresWorkload(seconds: options.quick ? 0.05 : 1, timer: Timer(runs: options.quick ? 1 : 3)).run()
 }
+let mapped = MappedMigrationWorkload(rows: options.quick ? 2_000 : 1_000_000, timer: timer)
+if options.wants("mapped") { results += try mapped.run() }
 
 print("")
 printTable(results)
