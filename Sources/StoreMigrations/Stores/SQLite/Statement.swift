@@ -41,7 +41,7 @@ public final class Statement {
     ///   parameters (`SQLITE_RANGE`), or SQLite refuses a value.
     public func bind(_ arguments: [DatabaseValue]) throws {
         reset()
-        sqlite3_clear_bindings(handle)
+        // No sqlite3_clear_bindings: every parameter is bound below, which releases its old value.
         let expected = Int(sqlite3_bind_parameter_count(handle))
         guard arguments.count == expected else {
             throw database.error(
