@@ -221,6 +221,13 @@ import Testing
         #expect(try !db.tableExists("borrador"))
     }
 
+    @Test func aViewLeftNamingADroppedTableUndoesTheMigration() throws {
+        try db.execute("CREATE TABLE borrador(id INTEGER PRIMARY KEY); CREATE VIEW borradores AS SELECT * FROM borrador")
+        let error = try #require(#expect(throws: SQLiteError.self) { try db.migrateSchema(to: Self.notes()) })
+        #expect(error.message.contains("view borradores no longer compiles after the schema migration"))
+        #expect(try db.tableExists("borrador"))
+    }
+
     // MARK: Renaming, and the trap
 
     @Test func aRenamingIdentifierKeepsEveryValueOfTheColumn() throws {
