@@ -26,7 +26,7 @@ struct SchemaDiff {
     private(set) var drops: [Drop] = []
 
     private let db: Database
-    private let declared: DeclaredSchema
+    private let declaredSchema: DeclaredSchema
     /// Declared names of the live tables, by lowercased live name.
     private var tableNames: [String: String] = [:]
     /// Declared names of the live columns, by lowercased live table name, then column name.
@@ -36,7 +36,7 @@ struct SchemaDiff {
     /// only whether tables and columns hold data.
     init(from live: DeclaredSchema, to declared: DeclaredSchema, mapping sources: Set<String>, in db: Database) throws {
         self.db = db
-        self.declared = declared
+        self.declaredSchema = declared
         let liveTables = live.tables.filter { !sources.contains($0.name.lowercased()) }
         let tables = NameMatching(
             declared: declared.tables.map { ($0.name, $0.renamedFrom) }, live: liveTables.map(\.name))
@@ -243,7 +243,7 @@ struct SchemaDiff {
     private func sameForeignKey(_ left: DeclaredSchema.ForeignKey, _ right: DeclaredSchema.ForeignKey) -> Bool {
         func parentColumns(_ key: DeclaredSchema.ForeignKey) -> [String] {
             key.parentColumns.isEmpty
-                ? declared.table(named: key.parentTable)?.primaryKey ?? [] : key.parentColumns
+                ? declaredSchema.table(named: key.parentTable)?.primaryKey ?? [] : key.parentColumns
         }
         return sameNames(left.columns, right.columns) && left.parentTable.isSameSQLName(as: right.parentTable)
             && sameNames(parentColumns(left), parentColumns(right))
