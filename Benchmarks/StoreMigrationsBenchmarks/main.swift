@@ -59,6 +59,7 @@ if options.wants("preferences") {
     results += try PreferencesWorkload(keys: options.quick ? 1_000 : 100_000, timer: slowTimer).run()
 }
 if options.wants("cache") { results += try CacheWorkload(files: options.quick ? 200 : 20_000, timer: slowTimer).run() }
+if options.wants("mapped") { results += try MappedMigrationWorkload(rows: bigRows, timer: slowTimer).run() }
 
 print("")
 printTable(results)

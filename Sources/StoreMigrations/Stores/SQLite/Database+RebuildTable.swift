@@ -145,16 +145,7 @@ extension Database {
         let enforcesForeignKeys = try pragmaFlag("foreign_keys")
         var referringTables: [String] = []
         if enforcesForeignKeys {
-            let references = try rows(
-                """
-                SELECT m.name AS child, f.on_delete AS action
-                FROM sqlite_master AS m, pragma_foreign_key_list(m.name) AS f
-                WHERE m.type = 'table' AND f."table" = ? COLLATE NOCASE
-                """,
-                arguments: [.text(table)])
-            for reference in references {
-                let child: String = try reference["child"]
-                let action: String = try reference["action"]
+            for (child, action) in try foreignKeysReferring(to: table) {
                 if !sameName(child, table), action.uppercased() != "NO ACTION" {
                     throw error(
                         code: SQLITE_MISUSE,
@@ -189,8 +180,7 @@ extension Database {
                 : nil
 
             // Step 4: the new table under a free temporary name.
-            var temporary = "store_migrations_rebuild_\(table)"
-            while try canonicalTableName(temporary) != nil { temporary += "_" }
+            let temporary = try unusedTableName(startingWith: "store_migrations_rebuild_\(table)")
             try execute("CREATE TABLE \(Self.quoted(temporary)) (\(definition)) \(options)")
             let newColumns = try tableInfo(temporary)
 
@@ -226,14 +216,9 @@ extension Database {
                     """)
             }
 
-            // Steps 6 and 7. The legacy rename leaves views and other tables' triggers alone:
-            // they name the table, which is missing until the rename, so a modern rename would
-            // refuse to parse them.
+            // Steps 6 and 7.
             try execute("DROP TABLE \(Self.quoted(table))")
-            let wasLegacy = try pragmaFlag("legacy_alter_table")
-            try setPragmaFlag("legacy_alter_table", true)
-            defer { if !wasLegacy { try? setPragmaFlag("legacy_alter_table", false) } }
-            try execute("ALTER TABLE \(Self.quoted(temporary)) RENAME TO \(Self.quoted(table))")
+            try renameTableLeavingReferences(temporary, to: table)
             if let oldSequence, SQLTokenizer(definition).tokens().contains(where: { $0.isKeyword("AUTOINCREMENT") }) {
                 try execute(
                     "UPDATE sqlite_sequence SET seq = max(seq, ?) WHERE name = ?",
@@ -252,23 +237,59 @@ extension Database {
                 if keep((type, sql)) { try execute(sql) }
             }
 
-            // Step 9: the views that name the table must still make sense.
-            for view in try rows("SELECT name FROM sqlite_master WHERE type = 'view'") {
-                let name: String = try view["name"]
-                do {
-                    _ = try makeStatement("SELECT * FROM \(Self.quoted(name)) LIMIT 0")
-                } catch let broken as SQLiteError {
-                    throw error(
-                        code: broken.extendedCode,
-                        message: "view \(name) no longer compiles after rebuilding \(table): "
-                            + "\(broken.message). Drop the view before the rebuild and create it again after",
-                        sql: broken.sql)
-                }
-            }
+            // Step 9.
+            try checkViewsCompile(after: "rebuilding \(table)", advice: "before the rebuild")
 
             // Step 10.
             if enforcesForeignKeys {
                 try checkForeignKeys(in: [table] + referringTables.filter { !sameName($0, table) })
+            }
+        }
+    }
+
+    /// The tables whose foreign keys refer to `table` (including itself), with each key's
+    /// `ON DELETE` action.
+    func foreignKeysReferring(to table: String) throws -> [(child: String, onDelete: String)] {
+        try rows(
+            """
+            SELECT m.name AS child, f.on_delete AS action
+            FROM sqlite_master AS m, pragma_foreign_key_list(m.name) AS f
+            WHERE m.type = 'table' AND f."table" = ? COLLATE NOCASE
+            """,
+            arguments: [.text(table)]
+        ).map { (try $0["child"], try $0["action"]) }
+    }
+
+    /// A name that starts with `base` and no table has.
+    func unusedTableName(startingWith base: String) throws -> String {
+        var name = base
+        while try canonicalTableName(name) != nil { name += "_" }
+        return name
+    }
+
+    /// Renames a table in legacy mode, which leaves alone the views, triggers and foreign keys
+    /// that name `table`'s new name: they were written for the table that now takes that name,
+    /// and a modern rename would refuse to parse them while that table is missing.
+    func renameTableLeavingReferences(_ table: String, to newName: String) throws {
+        let wasLegacy = try pragmaFlag("legacy_alter_table")
+        try setPragmaFlag("legacy_alter_table", true)
+        defer { if !wasLegacy { try? setPragmaFlag("legacy_alter_table", false) } }
+        try execute("ALTER TABLE \(Self.quoted(table)) RENAME TO \(Self.quoted(newName))")
+    }
+
+    /// Throws for the first view that no longer compiles after `change` (e.g. "rebuilding
+    /// event"), advising to drop it `advice` (e.g. "before the rebuild") and create it again.
+    func checkViewsCompile(after change: String, advice: String) throws {
+        for view in try rows("SELECT name FROM sqlite_master WHERE type = 'view'") {
+            let name: String = try view["name"]
+            do {
+                _ = try makeStatement("SELECT * FROM \(Self.quoted(name)) LIMIT 0")
+            } catch let broken as SQLiteError {
+                throw error(
+                    code: broken.extendedCode,
+                    message: "view \(name) no longer compiles after \(change): \(broken.message). "
+                        + "Drop the view \(advice) and create it again after",
+                    sql: broken.sql)
             }
         }
     }

@@ -22,7 +22,7 @@ public enum DatabaseValue: Sendable, Hashable {
     case blob(Data)
 
     /// The value of `value` as SQLite stores it; `Bool` becomes `0` or `1`, `nil` becomes `NULL`.
-    public init(_ value: some DatabaseValueConvertible) {
+    @inlinable public init(_ value: some DatabaseValueConvertible) {
         self = value.databaseValue
     }
 
@@ -76,7 +76,8 @@ extension DatabaseValue: ExpressibleByNilLiteral, ExpressibleByIntegerLiteral,
 /// ```
 ///
 /// `Int`, `Int64`, `Double`, `Bool`, `String`, `Data`, ``DatabaseValue`` and optionals of them
-/// conform.
+/// conform. Their conversions are inlinable, so that reading a row's values costs no generic
+/// dispatch.
 public protocol DatabaseValueConvertible {
     /// The value as SQLite stores it.
     var databaseValue: DatabaseValue { get }
@@ -86,13 +87,13 @@ public protocol DatabaseValueConvertible {
 }
 
 extension DatabaseValue: DatabaseValueConvertible {
-    public var databaseValue: DatabaseValue { self }
-    public static func fromDatabaseValue(_ value: DatabaseValue) -> DatabaseValue? { value }
+    @inlinable public var databaseValue: DatabaseValue { self }
+    @inlinable public static func fromDatabaseValue(_ value: DatabaseValue) -> DatabaseValue? { value }
 }
 
 extension Int64: DatabaseValueConvertible {
-    public var databaseValue: DatabaseValue { .integer(self) }
-    public static func fromDatabaseValue(_ value: DatabaseValue) -> Int64? {
+    @inlinable public var databaseValue: DatabaseValue { .integer(self) }
+    @inlinable public static func fromDatabaseValue(_ value: DatabaseValue) -> Int64? {
         switch value {
         case let .integer(value): return value
         case let .real(value): return Int64(exactly: value)
@@ -102,15 +103,15 @@ extension Int64: DatabaseValueConvertible {
 }
 
 extension Int: DatabaseValueConvertible {
-    public var databaseValue: DatabaseValue { .integer(Int64(self)) }
-    public static func fromDatabaseValue(_ value: DatabaseValue) -> Int? {
+    @inlinable public var databaseValue: DatabaseValue { .integer(Int64(self)) }
+    @inlinable public static func fromDatabaseValue(_ value: DatabaseValue) -> Int? {
         Int64.fromDatabaseValue(value).flatMap { Int(exactly: $0) }
     }
 }
 
 extension Double: DatabaseValueConvertible {
-    public var databaseValue: DatabaseValue { .real(self) }
-    public static func fromDatabaseValue(_ value: DatabaseValue) -> Double? {
+    @inlinable public var databaseValue: DatabaseValue { .real(self) }
+    @inlinable public static func fromDatabaseValue(_ value: DatabaseValue) -> Double? {
         switch value {
         case let .integer(value): return Double(value)
         case let .real(value): return value
@@ -120,8 +121,8 @@ extension Double: DatabaseValueConvertible {
 }
 
 extension Bool: DatabaseValueConvertible {
-    public var databaseValue: DatabaseValue { .integer(self ? 1 : 0) }
-    public static func fromDatabaseValue(_ value: DatabaseValue) -> Bool? {
+    @inlinable public var databaseValue: DatabaseValue { .integer(self ? 1 : 0) }
+    @inlinable public static func fromDatabaseValue(_ value: DatabaseValue) -> Bool? {
         switch value {
         case let .integer(value): return value != 0
         case let .real(value): return value != 0
@@ -131,16 +132,16 @@ extension Bool: DatabaseValueConvertible {
 }
 
 extension String: DatabaseValueConvertible {
-    public var databaseValue: DatabaseValue { .text(self) }
-    public static func fromDatabaseValue(_ value: DatabaseValue) -> String? {
+    @inlinable public var databaseValue: DatabaseValue { .text(self) }
+    @inlinable public static func fromDatabaseValue(_ value: DatabaseValue) -> String? {
         if case let .text(value) = value { return value }
         return nil
     }
 }
 
 extension Data: DatabaseValueConvertible {
-    public var databaseValue: DatabaseValue { .blob(self) }
-    public static func fromDatabaseValue(_ value: DatabaseValue) -> Data? {
+    @inlinable public var databaseValue: DatabaseValue { .blob(self) }
+    @inlinable public static func fromDatabaseValue(_ value: DatabaseValue) -> Data? {
         switch value {
         case let .blob(value): return value
         // Blobs written as text by other tools (hex editors, CSV imports) still read back.
@@ -151,8 +152,8 @@ extension Data: DatabaseValueConvertible {
 }
 
 extension Optional: DatabaseValueConvertible where Wrapped: DatabaseValueConvertible {
-    public var databaseValue: DatabaseValue { self?.databaseValue ?? .null }
-    public static func fromDatabaseValue(_ value: DatabaseValue) -> Wrapped?? {
+    @inlinable public var databaseValue: DatabaseValue { self?.databaseValue ?? .null }
+    @inlinable public static func fromDatabaseValue(_ value: DatabaseValue) -> Wrapped?? {
         if case .null = value { return .some(nil) }
         return Wrapped.fromDatabaseValue(value).map { .some($0) }
     }

@@ -22,7 +22,7 @@ import Foundation
 public struct Row: Sendable, Hashable, CustomStringConvertible {
     /// The row's values, in column order.
     public let values: [DatabaseValue]
-    private let layout: Layout
+    @usableFromInline let layout: Layout
 
     init(values: [DatabaseValue], layout: Layout) {
         self.values = values
@@ -32,40 +32,47 @@ public struct Row: Sendable, Hashable, CustomStringConvertible {
     /// The column names, in order.
     public var columnNames: [String] { layout.names }
 
+    // The subscripts are inlinable so that callers get them specialized for `T`: called
+    // generically across the module, each read costs a runtime metadata lookup, which a
+    // migration mapping millions of rows pays millions of times.
+
     /// The value of the column at `index` (from 0), converted to `T`.
-    public subscript<T: DatabaseValueConvertible>(_ index: Int) -> T {
+    @inlinable public subscript<T: DatabaseValueConvertible>(_ index: Int) -> T {
         get throws {
-            guard values.indices.contains(index) else {
-                throw layout.error(
-                    code: SQLITE_RANGE,
-                    "column index \(index) is out of range: the row has \(values.count) columns "
-                        + "(\(columnNames.joined(separator: ", ")))")
-            }
-            return try convert(values[index], column: columnNames[index])
+            guard values.indices.contains(index) else { throw indexOutOfRange(index) }
+            guard let converted = T.fromDatabaseValue(values[index]) else { throw mismatch(at: index, as: T.self) }
+            return converted
         }
     }
 
     /// The value of the column named `column` (compared case-insensitively, like SQL), converted
     /// to `T`.
-    public subscript<T: DatabaseValueConvertible>(_ column: String) -> T {
+    @inlinable public subscript<T: DatabaseValueConvertible>(_ column: String) -> T {
         get throws {
-            guard let index = layout.index(of: column) else {
-                throw layout.error(
-                    code: SQLITE_ERROR,
-                    "the row has no column \"\(column)\"; its columns are "
-                        + columnNames.joined(separator: ", "))
-            }
-            return try convert(values[index], column: columnNames[index])
+            guard let index = layout.index(of: column) else { throw noSuchColumn(column) }
+            guard let converted = T.fromDatabaseValue(values[index]) else { throw mismatch(at: index, as: T.self) }
+            return converted
         }
     }
 
-    private func convert<T: DatabaseValueConvertible>(_ value: DatabaseValue, column: String) throws -> T {
-        guard let converted = T.fromDatabaseValue(value) else {
-            let hint = value == .null ? "; read it as an optional" : ""
-            throw layout.error(
-                code: SQLITE_MISMATCH, "column \"\(column)\" holds \(value), which is not a \(T.self)\(hint)")
-        }
-        return converted
+    @usableFromInline func indexOutOfRange(_ index: Int) -> SQLiteError {
+        layout.error(
+            code: SQLITE_RANGE,
+            "column index \(index) is out of range: the row has \(values.count) columns "
+                + "(\(columnNames.joined(separator: ", ")))")
+    }
+
+    @usableFromInline func noSuchColumn(_ column: String) -> SQLiteError {
+        layout.error(
+            code: SQLITE_ERROR,
+            "the row has no column \"\(column)\"; its columns are " + columnNames.joined(separator: ", "))
+    }
+
+    @usableFromInline func mismatch<T>(at index: Int, as type: T.Type) -> SQLiteError {
+        let value = values[index]
+        let hint = value == .null ? "; read it as an optional" : ""
+        return layout.error(
+            code: SQLITE_MISMATCH, "column \"\(columnNames[index])\" holds \(value), which is not a \(T.self)\(hint)")
     }
 
     public var description: String {
@@ -83,7 +90,7 @@ public struct Row: Sendable, Hashable, CustomStringConvertible {
 
     /// The column names of one statement, shared by all the rows it produces, and what its errors
     /// need to name the statement and the file.
-    final class Layout: Sendable {
+    @usableFromInline final class Layout: Sendable {
         let names: [String]
         let sql: String
         let path: String
@@ -94,7 +101,7 @@ public struct Row: Sendable, Hashable, CustomStringConvertible {
             self.path = path
         }
 
-        func index(of column: String) -> Int? {
+        @usableFromInline func index(of column: String) -> Int? {
             names.firstIndex(of: column)
                 ?? names.firstIndex { $0.caseInsensitiveCompare(column) == .orderedSame }
         }

@@ -57,7 +57,9 @@ public final class Statement {
         }
     }
 
-    private func bind(_ value: DatabaseValue, at index: Int32) -> Int32 {
+    /// Binds `value` to the parameter at `index` (from 1) and returns SQLite's status: for
+    /// callers that bind from another shape than an array, without building one per row.
+    func bind(_ value: DatabaseValue, at index: Int32) -> Int32 {
         switch value {
         case .null:
             return sqlite3_bind_null(handle, index)
