@@ -40,55 +40,19 @@ enum NotesMigrations {
     private static func registerLibrary(_ library: MigrationManager<SQLiteStore>, after preferences: MigrationManager<PreferencesStore>) {
         // The blog's first compatibility level: every event and tag gets a GUID.
         library.register("1.1") { db in
+            try db.migrateSchema(to: NotesSchema.v1_1)
             for table in ["event", "tag"] {
-                try db.addColumn("guid", type: .text, to: table)
-                try db.transformRows(in: table, columns: ["guid"]) { _ in ["guid": .text(UUID().uuidString)] }
-                try db.createIndex("\(table)_guid", on: table, columns: ["guid"], unique: true)
+                try db.transformRows(in: table, columns: ["guid"], where: "guid IS NULL") { _ in ["guid": .text(UUID().uuidString)] }
             }
         }
         // The guide's lightweight migration: a renamed attribute keeps its data.
         library.register("1.2") { db in
-            try db.renameColumn("date", to: "created_at", in: "note")
+            try db.migrateSchema(to: NotesSchema.v1_2)
         }
-        // The guide's heavyweight migrations. The 2.0 preferences show categories, so they must
+        // The guide's heavyweight migration. The 2.0 preferences show categories, so they must
         // be migrated first.
         library.register("2.0", dependsOn: [preferences.migration("1.1")]) { db in
-            try splitFullName(in: db)
+            try db.migrateSchema(to: NotesSchema.v2_0, mappings: [NotesSchema.noteMapping])
         }
-        library.register("2.0-1") { db in
-            try extractCategories(in: db)
-        }
-    }
-
-    /// "apellido1 apellido2, nombre" becomes `last_names` and `first_name`; a name without a
-    /// comma is kept whole as the first name.
-    private static func splitFullName(in db: Database) throws {
-        try db.addColumn("last_names", type: .text, to: "note")
-        try db.addColumn("first_name", type: .text, to: "note")
-        try db.transformRows(in: "note", columns: ["full_name", "last_names", "first_name"]) { row in
-            guard let fullName: String = try row["full_name"] else { return nil }
-            let parts = fullName.split(separator: ",", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
-            return parts.count == 2
-                ? ["last_names": .text(parts[0]), "first_name": .text(parts[1])]
-                : ["last_names": .null, "first_name": .text(fullName)]
-        }
-        try db.dropColumn("full_name", from: "note")
-    }
-
-    /// The `category` text of each note becomes a row of a `category` table, related to notes
-    /// many-to-many; empty and missing categories relate to nothing.
-    private static func extractCategories(in db: Database) throws {
-        try db.execute("""
-            CREATE TABLE category(id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE COLLATE NOCASE);
-            CREATE TABLE note_category(
-                note_id INTEGER NOT NULL REFERENCES note(id),
-                category_id INTEGER NOT NULL REFERENCES category(id),
-                PRIMARY KEY(note_id, category_id));
-            INSERT OR IGNORE INTO category(name)
-                SELECT DISTINCT trim(category) FROM note WHERE trim(category) <> '' ORDER BY trim(category);
-            INSERT INTO note_category(note_id, category_id)
-                SELECT note.id, category.id FROM note JOIN category ON category.name = trim(note.category);
-            """)
-        try db.dropColumn("category", from: "note")
     }
 }
