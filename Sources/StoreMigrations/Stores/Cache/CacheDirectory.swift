@@ -122,10 +122,12 @@ public struct CacheDirectory: Sendable {
                 .move, path: from.path, store: store, code: ENOENT, detail: "; nor does \(to.path) exist")
         }
         let parent = to.deletingLastPathComponent()
-        do {
-            try FileManager.default.createDirectory(at: parent, withIntermediateDirectories: true)
-        } catch {
-            throw FileStoreError.foundation(.createDirectory, path: parent.path, store: store, error: error)
+        if !Self.isFolder(parent.path) {
+            do {
+                try FileManager.default.createDirectory(at: parent, withIntermediateDirectories: true)
+            } catch {
+                throw FileStoreError.foundation(.createDirectory, path: parent.path, store: store, error: error)
+            }
         }
         // rename(2) replaces a file atomically but will not replace a folder, nor a file by one.
         if destinationExists, Self.isFolder(from.path) || Self.isFolder(to.path) {
@@ -150,7 +152,13 @@ public struct CacheDirectory: Sendable {
         return components.reduce(url) { $0.appendingPathComponent(String($1)) }
     }
 
+    /// Removes a file with unlink(2), a folder with its contents through FileManager. Caches hold
+    /// many files, and FileManager costs about a millisecond a file on Linux.
     private func remove(_ item: URL) throws {
+        if !Self.isFolder(item.path) {
+            if unlink(item.path) == 0 || errno == ENOENT { return }
+            throw FileStoreError.system(.remove, path: item.path, store: store, code: errno)
+        }
         do {
             try FileManager.default.removeItem(at: item)
         } catch {
@@ -161,11 +169,13 @@ public struct CacheDirectory: Sendable {
 
     /// Whether something (a dangling symbolic link included) is at `path`.
     private static func exists(_ path: String) -> Bool {
-        (try? FileManager.default.attributesOfItem(atPath: path)) != nil
+        var status = stat()
+        return lstat(path, &status) == 0
     }
 
     /// Whether `path` is a folder itself, not a symbolic link to one.
     private static func isFolder(_ path: String) -> Bool {
-        (try? FileManager.default.attributesOfItem(atPath: path))?[.type] as? FileAttributeType == .typeDirectory
+        var status = stat()
+        return lstat(path, &status) == 0 && (status.st_mode & S_IFMT) == S_IFDIR
     }
 }
