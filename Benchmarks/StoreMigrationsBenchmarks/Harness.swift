@@ -36,6 +36,47 @@ struct Timer {
     }
 }
 
+extension Timer {
+    /// Times the library's way and the baseline's way taking turns, run by run, so that other
+    /// work on the machine (two shared cores) slows both alike; the first turn warms up. Each
+    /// side's `prepare` runs before its run, outside the timing.
+    func compare(
+        prepareLibrary: () throws -> Void = {}, library: () throws -> Void,
+        prepareBaseline: () throws -> Void = {}, baseline: () throws -> Void
+    ) throws -> (library: Samples, baseline: Samples) {
+        var librarySamples = Samples(), baselineSamples = Samples()
+        for _ in 0...runs {
+            try prepareLibrary()
+            try librarySamples.measure(library)
+            try prepareBaseline()
+            try baselineSamples.measure(baseline)
+        }
+        return (librarySamples, baselineSamples)
+    }
+}
+
+/// The durations and peak memory of one side's runs, the first of which warms up.
+struct Samples {
+    private var seconds: [Double] = []
+    private(set) var peakMiB: Double?
+
+    mutating func measure(_ body: () throws -> Void) throws {
+        // Memory is read outside the timed part: /proc reads cost more than a quick launch.
+        PeakMemory.reset()
+        let before = PeakMemory.current("VmRSS")
+        let start = ContinuousClock.now
+        try body()
+        let elapsed = ContinuousClock.now - start
+        seconds.append(Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
+        if let before, let peak = PeakMemory.current() { peakMiB = max(peakMiB ?? 0, max(0, peak - before)) }
+    }
+
+    var median: Double {
+        let timed = seconds.count > 1 ? Array(seconds.dropFirst()).sorted() : seconds
+        return timed[timed.count / 2]
+    }
+}
+
 /// Peak resident memory, from Linux's /proc (VmHWM), which `clear_refs` resets between
 /// measurements. Elsewhere it reports nothing.
 enum PeakMemory {
@@ -52,14 +93,6 @@ enum PeakMemory {
         return nil
     }
 
-    /// Runs `body` and returns how far the peak rose above the resident size before it, in MiB.
-    static func measure(_ body: () throws -> Void) rethrows -> Double? {
-        reset()
-        let before = current("VmRSS")
-        try body()
-        guard let before, let peak = current() else { return nil }
-        return max(0, peak - before)
-    }
 }
 
 /// A seeded generator, so that every run builds the same datasets.

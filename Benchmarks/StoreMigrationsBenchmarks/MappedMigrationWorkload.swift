@@ -36,18 +36,12 @@ struct MappedMigrationWorkload {
         let libraryCopy = directory.appendingPathComponent("library.sqlite")
         let baselineCopy = directory.appendingPathComponent("baseline.sqlite")
 
-        // The two take turns, run by run, so that other work on the machine (two cores, shared)
-        // slows both alike; the first turn warms up. `timer` sets the number of turns.
-        var library = Samples()
-        var baseline = Samples()
-        for _ in 0...timer.runs {
-            try copyDatabase(template, to: libraryCopy)
-            try library.measure { try migrateWithLibrary(libraryCopy) }
-            try copyDatabase(template, to: baselineCopy)
-            try baseline.measure { try migrateWithCAPI(baselineCopy) }
-        }
+        let (library, baseline) = try timer.compare(
+            prepareLibrary: { try copyDatabase(template, to: libraryCopy) }, library: { try migrateWithLibrary(libraryCopy) },
+            prepareBaseline: { try copyDatabase(template, to: baselineCopy) }, baseline: { try migrateWithCAPI(baselineCopy) })
         let summary = "SELECT count(*), count(apellidos), count(nombre), sum(length(apellidos)), sum(length(nombre)) FROM persona"
-        let (libraryResult, baselineResult) = (try Connection(libraryCopy).values(summary), try Connection(baselineCopy).values(summary))
+        let libraryResult = try RawSQLite(path: libraryCopy.path).integers(summary)
+        let baselineResult = try RawSQLite(path: baselineCopy.path).integers(summary)
         precondition(libraryResult == baselineResult && libraryResult.first == Int64(rows), "the two migrations differ")
 
         return [Measurement(
@@ -64,12 +58,12 @@ struct MappedMigrationWorkload {
         }
         let report = try coordinator.run()
         guard report.succeeded, report.didRunAnything else {
-            throw WorkloadError(message: "the mapped migration failed: \(report.steps.compactMap(\.error))")
+            throw RawSQLiteError(message: "the mapped migration failed: \(report.steps.compactMap(\.error))")
         }
     }
 
     private func migrateWithCAPI(_ url: URL) throws {
-        let connection = try Connection(url)
+        let connection = try RawSQLite(path: url.path)
         try connection.execute("""
             BEGIN IMMEDIATE;
             CREATE TABLE persona_v2(id INTEGER PRIMARY KEY, apellidos TEXT, nombre TEXT);
@@ -80,15 +74,12 @@ struct MappedMigrationWorkload {
             sqlite3_finalize(select)
             sqlite3_finalize(insert)
         }
-        while sqlite3_step(select) == SQLITE_ROW {
-            let fullName = sqlite3_column_text(select, 1).map { text in
-                String(decoding: UnsafeBufferPointer(start: text, count: Int(sqlite3_column_bytes(select, 1))), as: UTF8.self)
-            }
-            let (apellidos, nombre) = splitFullName(fullName)
+        while try connection.step(select) {
+            let (apellidos, nombre) = splitFullName(columnText(select, 1))
             sqlite3_bind_int64(insert, 1, sqlite3_column_int64(select, 0))
-            Self.bind(apellidos, to: insert, at: 2)
-            Self.bind(nombre, to: insert, at: 3)
-            guard sqlite3_step(insert) == SQLITE_DONE else { throw connection.error("INSERT") }
+            bindText(insert, 2, apellidos)
+            bindText(insert, 3, nombre)
+            _ = try connection.step(insert)
             sqlite3_reset(insert)
         }
         try connection.execute("""
@@ -98,22 +89,10 @@ struct MappedMigrationWorkload {
             """)
     }
 
-    private static func bind(_ text: String?, to statement: OpaquePointer?, at index: Int32) {
-        guard var text else {
-            sqlite3_bind_null(statement, index)
-            return
-        }
-        text.withUTF8 { bytes in
-            _ = bytes.withMemoryRebound(to: CChar.self) {
-                sqlite3_bind_text(statement, index, $0.baseAddress, Int32($0.count), transient)
-            }
-        }
-    }
-
     /// The database before the migration: people with full names, some without a comma, some
     /// empty or NULL, in WAL mode like the store's.
     private func buildTemplate(at url: URL) throws {
-        let connection = try Connection(url)
+        let connection = try RawSQLite(path: url.path)
         try connection.execute("""
             PRAGMA journal_mode = WAL;
             CREATE TABLE persona(id INTEGER PRIMARY KEY, nombre_completo TEXT);
@@ -137,8 +116,8 @@ struct MappedMigrationWorkload {
             default: fullName = "\(first) \(second), \(name)"
             }
             sqlite3_bind_int64(insert, 1, Int64(id))
-            Self.bind(fullName, to: insert, at: 2)
-            guard sqlite3_step(insert) == SQLITE_DONE else { throw connection.error("INSERT") }
+            bindText(insert, 2, fullName)
+            _ = try connection.step(insert)
             sqlite3_reset(insert)
             line.update(id, of: rows)
         }
@@ -151,25 +130,6 @@ struct MappedMigrationWorkload {
             try? manager.removeItem(atPath: destination.path + suffix)
         }
         try manager.copyItem(at: source, to: destination)
-    }
-}
-
-/// The durations and peak memory of one side's runs, the first of which warms up.
-private struct Samples {
-    private var seconds: [Double] = []
-    private(set) var peakMiB = 0.0
-
-    mutating func measure(_ body: () throws -> Void) throws {
-        let start = ContinuousClock.now
-        let peak = try PeakMemory.measure(body)
-        let elapsed = ContinuousClock.now - start
-        seconds.append(Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
-        peakMiB = max(peakMiB, peak ?? 0)
-    }
-
-    var median: Double {
-        let timed = seconds.dropFirst().sorted()
-        return timed[timed.count / 2]
     }
 }
 
@@ -188,52 +148,4 @@ func splitFullName(_ fullName: String?) -> (apellidos: String?, nombre: String?)
     }
     guard let comma = bytes.firstIndex(of: UInt8(ascii: ",")) else { return (nil, part(bytes.startIndex..<bytes.endIndex)) }
     return (part(bytes.startIndex..<comma), part(bytes.index(after: comma)..<bytes.endIndex))
-}
-
-/// Tells SQLite to copy bound text, since Swift frees its buffers after the call.
-private let transient = unsafeBitCast(-1 as Int, to: sqlite3_destructor_type.self)
-
-/// A bare SQLite connection for the baseline, the template and the final comparison.
-private final class Connection {
-    let handle: OpaquePointer
-
-    init(_ url: URL) throws {
-        var handle: OpaquePointer?
-        guard sqlite3_open_v2(url.path, &handle, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nil) == SQLITE_OK,
-            let handle
-        else {
-            sqlite3_close_v2(handle)
-            throw WorkloadError(message: "cannot open \(url.path)")
-        }
-        self.handle = handle
-    }
-
-    deinit { sqlite3_close_v2(handle) }
-
-    func execute(_ sql: String) throws {
-        guard sqlite3_exec(handle, sql, nil, nil, nil) == SQLITE_OK else { throw error(sql) }
-    }
-
-    func prepare(_ sql: String) throws -> OpaquePointer? {
-        var statement: OpaquePointer?
-        guard sqlite3_prepare_v2(handle, sql, -1, &statement, nil) == SQLITE_OK else { throw error(sql) }
-        return statement
-    }
-
-    /// The integers of the first row of `sql`.
-    func values(_ sql: String) throws -> [Int64] {
-        let statement = try prepare(sql)
-        defer { sqlite3_finalize(statement) }
-        guard sqlite3_step(statement) == SQLITE_ROW else { throw error(sql) }
-        return (0..<sqlite3_column_count(statement)).map { sqlite3_column_int64(statement, $0) }
-    }
-
-    func error(_ sql: String) -> WorkloadError {
-        WorkloadError(message: "\(String(cString: sqlite3_errmsg(handle))) while running \(sql)")
-    }
-}
-
-private struct WorkloadError: Error, CustomStringConvertible {
-    let message: String
-    var description: String { message }
 }

@@ -48,11 +48,11 @@ struct PreferencesWorkload {
             try writeAtomically(data, to: work)
         }
 
-        let libraryTime = try timer.median(prepare: copyTemplate, library)
-        let baselineTime = try timer.median(prepare: copyTemplate, baseline)
+        let (libraryRuns, baselineRuns) = try timer.compare(
+            prepareLibrary: copyTemplate, library: library, prepareBaseline: copyTemplate, baseline: baseline)
         return [Measurement(
             workload: "preferences (\(keys) keys)", metric: "migration vs JSONSerialization + atomic write", runs: timer.runs,
-            libraryMedian: libraryTime, baselineMedian: baselineTime, target: "≤ 1.2×")]
+            libraryMedian: libraryRuns.median, baselineMedian: baselineRuns.median, target: "≤ 1.2×")]
     }
 
     private func key(_ index: Int) -> String { "key\(index)" }

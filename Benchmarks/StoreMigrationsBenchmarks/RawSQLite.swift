@@ -41,6 +41,14 @@ final class RawSQLite {
         }
     }
 
+    /// The integers of the first row of `sql`.
+    func integers(_ sql: String) throws -> [Int64] {
+        let statement = try prepare(sql)
+        defer { sqlite3_finalize(statement) }
+        guard try step(statement) else { throw RawSQLiteError(message: "\(sql) returned no row") }
+        return (0..<sqlite3_column_count(statement)).map { sqlite3_column_int64(statement, $0) }
+    }
+
     func scalarText(_ sql: String) throws -> String? {
         let statement = try prepare(sql)
         defer { sqlite3_finalize(statement) }
@@ -57,6 +65,21 @@ struct RawSQLiteError: Error, CustomStringConvertible {
 /// SQLite's destructor marker for text it must copy.
 let transientDestructor = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
 
-func bindText(_ statement: OpaquePointer?, _ index: Int32, _ text: String) {
-    sqlite3_bind_text(statement, index, text, -1, transientDestructor)
+func bindText(_ statement: OpaquePointer?, _ index: Int32, _ text: String?) {
+    guard var text else {
+        sqlite3_bind_null(statement, index)
+        return
+    }
+    text.withUTF8 { bytes in
+        _ = bytes.withMemoryRebound(to: CChar.self) {
+            sqlite3_bind_text(statement, index, $0.baseAddress, Int32($0.count), transientDestructor)
+        }
+    }
+}
+
+/// Text of a result column, or `nil` for NULL.
+func columnText(_ statement: OpaquePointer?, _ index: Int32) -> String? {
+    sqlite3_column_text(statement, index).map { text in
+        String(decoding: UnsafeBufferPointer(start: text, count: Int(sqlite3_column_bytes(statement, index))), as: UTF8.self)
+    }
 }

@@ -48,19 +48,14 @@ struct RowTransformWorkload {
             try db.execute("COMMIT")
         }
 
-        let libraryTime = try timer.median(prepare: { work = try fixture.copy("library.sqlite") }, library)
-        let baselineTime = try timer.median(prepare: { work = try fixture.copy("baseline.sqlite") }, baseline)
-        work = try fixture.copy("library.sqlite")
-        let libraryPeak = try PeakMemory.measure(library)
-        work = try fixture.copy("baseline.sqlite")
-        let baselinePeak = try PeakMemory.measure(baseline)
+        let (libraryRuns, baselineRuns) = try timer.compare(
+            prepareLibrary: { work = try fixture.copy("library.sqlite") }, library: library,
+            prepareBaseline: { work = try fixture.copy("baseline.sqlite") }, baseline: baseline)
         try verify(work)
-        var measurement = Measurement(
+        return [Measurement(
             workload: "row transform (\(rows) rows)", metric: "transformRows vs C API loop", runs: timer.runs,
-            libraryMedian: libraryTime, baselineMedian: baselineTime, target: "≤ 1.10×; peak ≤ baseline + 32 MiB")
-        measurement.libraryPeakMiB = libraryPeak
-        measurement.baselinePeakMiB = baselinePeak
-        return [measurement]
+            libraryMedian: libraryRuns.median, baselineMedian: baselineRuns.median, target: "≤ 1.10×; peak ≤ baseline + 32 MiB",
+            libraryPeakMiB: libraryRuns.peakMiB, baselinePeakMiB: baselineRuns.peakMiB)]
     }
 
     private func verify(_ url: URL) throws {

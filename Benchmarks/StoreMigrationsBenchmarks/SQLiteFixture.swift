@@ -22,9 +22,7 @@ struct SQLiteFixture {
         defer { sqlite3_finalize(statement) }
         let progress = ProgressLine(label: "\(name) (\(rows) rows)")
         for row in 1...rows {
-            for (index, value) in values(row).enumerated() {
-                if let value { bindText(statement, Int32(index + 1), value) } else { sqlite3_bind_null(statement, Int32(index + 1)) }
-            }
+            for (index, value) in values(row).enumerated() { bindText(statement, Int32(index + 1), value) }
             _ = try db.step(statement)
             sqlite3_reset(statement)
             progress.update(row, of: rows)
@@ -46,10 +44,4 @@ struct SQLiteFixture {
 /// The value the row-transform workloads compute in Swift for each row.
 func computedGUID(_ id: Int64) -> String {
     String(UInt64(bitPattern: id) &* 0x9E37_79B9_7F4A_7C15, radix: 16)
-}
-
-/// Splits "apellido1 apellido2, nombre" as the Core Data guide does; no comma: all first name.
-func splitFullName(_ fullName: String) -> (lastNames: String?, firstName: String) {
-    guard let comma = fullName.firstIndex(of: ",") else { return (nil, fullName) }
-    return (String(fullName[..<comma]), fullName[fullName.index(after: comma)...].trimmingCharacters(in: .whitespaces))
 }
