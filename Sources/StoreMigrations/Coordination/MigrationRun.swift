@@ -68,7 +68,13 @@ final class MigrationRun: MigrationRunControl, @unchecked Sendable {
                 observer?(.skipped(executable.plan.steps[index], because: failed.map { executable.plan.steps[$0].id }))
             })
         self.scheduler.value = scheduler
-        scheduler.start { [self] results in completion(report(from: results)) }
+        scheduler.start { [self] results in
+            // The scheduler's closures hold the run, which holds the scheduler: letting go of it
+            // here frees the run, its plan and the stores it reached (a SQLite store's open
+            // connection, for one) once the caller drops them.
+            self.scheduler.value = nil
+            completion(report(from: results))
+        }
         if self.scheduler.isCancelled { scheduler.cancel() }
     }
 
