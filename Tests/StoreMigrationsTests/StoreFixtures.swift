@@ -24,12 +24,15 @@ struct ThreeStores {
     func coordinator(
         _ appVersion: Version,
         preferences: PreferencesStore? = nil, database: SQLiteStore? = nil, cache: CacheStore? = nil,
-        versions: [Version] = ["1.0", "1.1"]
+        versions: [Version] = ["1.0", "1.1"], newerStorePolicies: [String: NewerStorePolicy] = [:]
     ) throws -> MigrationCoordinator {
         let coordinator = MigrationCoordinator(appVersion: appVersion)
         let prefs = try coordinator.manager("prefs", store: preferences ?? PreferencesStore(url: preferencesURL))
         let library = try coordinator.manager("library", store: database ?? SQLiteStore(url: databaseURL))
         let thumbnails = try coordinator.manager("thumbnails", store: cache ?? CacheStore(directory: cacheURL))
+        prefs.newerStorePolicy = newerStorePolicies["prefs"] ?? .fail
+        library.newerStorePolicy = newerStorePolicies["library"] ?? .fail
+        thumbnails.newerStorePolicy = newerStorePolicies["thumbnails"] ?? .fail
         let growth = growth
         for version in versions {
             let label = "written by \(version)"
@@ -62,10 +65,18 @@ struct ThreeStores {
             released = database
             try coordinator(appVersion, database: database).run()
         }
-        // The last connection to close removes the log; until then it may still be writing.
+        let deadline = Date().addingTimeInterval(10)
+        while released != nil, Date() < deadline { Thread.sleep(forTimeInterval: 0.001) }
+        settle()
+    }
+
+    /// Waits until no connection to the database is left: the last one to close removes the
+    /// write-ahead log, and until then it may still be writing. A finished run closes its
+    /// connection on the scheduler's thread, just after the run returns.
+    func settle() {
         let log = databaseURL.path + "-wal"
         let deadline = Date().addingTimeInterval(10)
-        while released != nil || FileManager.default.fileExists(atPath: log), Date() < deadline {
+        while FileManager.default.fileExists(atPath: log), Date() < deadline {
             Thread.sleep(forTimeInterval: 0.001)
         }
     }
