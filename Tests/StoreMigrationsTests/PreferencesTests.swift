@@ -191,6 +191,21 @@ import Testing
             """)
     }
 
+    @Test(arguments: [1_547_072_183.936, 397_357_645.306, 1_705_805_356.261, -1.001, 0.9995])
+    func jsonDatesSurviveBeingRewrittenToTheMillisecond(seconds: Double) throws {
+        var values: [String: PreferenceValue] = ["d": .date(Date(timeIntervalSince1970: seconds))]
+        let first = try PreferencesJSON.encode(values)
+        for _ in 0..<3 {
+            values = try PreferencesJSON.decode(try PreferencesJSON.encode(values))
+        }
+        #expect(try PreferencesJSON.encode(values) == first)
+        guard case .date(let date) = values["d"] else {
+            Issue.record("not a date: \(values)")
+            return
+        }
+        #expect((date.timeIntervalSince1970 * 1_000).rounded() == (seconds * 1_000).rounded())
+    }
+
     @Test func jsonReadsForeignFiles() throws {
         let text = """
             \u{FEFF} { "int": 1, "double": 1.0, "exp": 1e3, "neg": -0.5, "bool": true, "str": "a\\u00e9\\ud83d\\ude80\\/",

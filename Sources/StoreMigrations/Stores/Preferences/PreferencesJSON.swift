@@ -18,6 +18,22 @@ enum PreferencesJSON {
     static let dateKey = "$date"
     static let dataKey = "$data"
 
+    /// `date` in ISO 8601, UTC, rounded to the nearest millisecond.
+    ///
+    /// `ISO8601FormatStyle` truncates the fraction, and the date read back from `.936` is a hair
+    /// below it: formatted directly, it would be written `.935`, so every rewrite of the file (one
+    /// per migration step) would move such dates back by a millisecond.
+    static func text(of date: Date) -> String {
+        let milliseconds = (date.timeIntervalSince1970 * 1_000).rounded()
+        guard milliseconds.isFinite, abs(milliseconds) < 1e17 else {
+            return date.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true))
+        }
+        let seconds = (milliseconds / 1_000).rounded(.down)
+        let fraction = Int(milliseconds - seconds * 1_000)
+        let whole = Date(timeIntervalSince1970: seconds).formatted(Date.ISO8601FormatStyle())
+        return whole.dropLast() + "." + String(format: "%03d", fraction) + "Z"
+    }
+
     static func decode(_ data: Data) throws -> [String: PreferenceValue] {
         var parser = Parser(bytes: Array(data))
         return try parser.parseDocument()
@@ -55,7 +71,7 @@ enum PreferencesJSON {
                 output += "{"
                 writeString(PreferencesJSON.dateKey)
                 output += ": "
-                writeString(date.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true)))
+                writeString(PreferencesJSON.text(of: date))
                 output += "}"
             case .data(let data):
                 output += "{"
