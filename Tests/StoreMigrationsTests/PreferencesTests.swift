@@ -206,6 +206,18 @@ import Testing
         #expect((date.timeIntervalSince1970 * 1_000).rounded() == (seconds * 1_000).rounded())
     }
 
+    /// Such a file used to stop the app: its top level was read as a date or data, not as the
+    /// dictionary of preferences, and a precondition failed.
+    @Test(arguments: [("$date", "2024-05-01T09:30:00.000Z"), ("$data", "AAAA")])
+    func aFileWhoseOnlyKeyLooksLikeATagReadsAsPreferences(key: String, text: String) throws {
+        let values: [String: PreferenceValue] = [key: .string(text)]
+        #expect(try PreferencesJSON.decode(try PreferencesJSON.encode(values)) == values)
+        // Below the top level, the same object is the tagged value, as documented.
+        let nested = try PreferencesJSON.decode(Data("{\"a\": {\"\(key)\": \"\(text)\"}}".utf8))
+        let tagged: PreferenceValue = key == "$date" ? .date(Date(iso8601: text)!) : .data(Data(base64Encoded: text)!)
+        #expect(nested["a"] == tagged)
+    }
+
     @Test func jsonReadsForeignFiles() throws {
         let text = """
             \u{FEFF} { "int": 1, "double": 1.0, "exp": 1e3, "neg": -0.5, "bool": true, "str": "a\\u00e9\\ud83d\\ude80\\/",

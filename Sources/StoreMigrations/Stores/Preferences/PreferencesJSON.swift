@@ -144,9 +144,9 @@ enum PreferencesJSON {
             guard peek == UInt8(ascii: "{") else {
                 throw failure(bytes.isEmpty ? "the file is empty" : "the top level is not a JSON object")
             }
-            guard case .dictionary(let values) = try parseValue() else {
-                preconditionFailure("an object parses as a dictionary")
-            }
+            // The top level is the preferences themselves, never a tagged date or data: a file
+            // whose only key is "$date" holds a string under that key.
+            let values = try parseObject()
             skipWhitespace()
             guard index == bytes.count else { throw failure("unexpected text after the top-level object") }
             return values
@@ -164,7 +164,9 @@ enum PreferencesJSON {
             skipWhitespace()
             guard let byte = peek else { throw failure("the text ends where a value is expected") }
             switch byte {
-            case UInt8(ascii: "{"): return try parseObject()
+            case UInt8(ascii: "{"):
+                let dictionary = try parseObject()
+                return Self.taggedValue(in: dictionary) ?? .dictionary(dictionary)
             case UInt8(ascii: "["): return try parseArray()
             case UInt8(ascii: "\""): return .string(try parseString())
             case UInt8(ascii: "t"):
@@ -191,14 +193,14 @@ enum PreferencesJSON {
             index += 1
         }
 
-        private mutating func parseObject() throws -> PreferenceValue {
+        private mutating func parseObject() throws -> [String: PreferenceValue] {
             try enterContainer()
             defer { depth -= 1 }
             var dictionary: [String: PreferenceValue] = [:]
             skipWhitespace()
             if peek == UInt8(ascii: "}") {
                 index += 1
-                return .dictionary(dictionary)
+                return dictionary
             }
             while true {
                 skipWhitespace()
@@ -218,7 +220,7 @@ enum PreferencesJSON {
                 case UInt8(ascii: ",")?: index += 1
                 case UInt8(ascii: "}")?:
                     index += 1
-                    return Self.taggedValue(in: dictionary) ?? .dictionary(dictionary)
+                    return dictionary
                 default: throw failure("expected ',' or '}' in an object")
                 }
             }
