@@ -218,6 +218,15 @@ import Testing
         #expect(nested["a"] == tagged)
     }
 
+    /// A damaged binary property list whose top object became a set: Foundation's parser
+    /// crashed the process on it.
+    @Test func aPropertyListHoldingASetIsATypedErrorNotACrash() throws {
+        let damaged = try #require(Data(base64Encoded:
+            "YnBsaXN0MDDBAQJoACIAIAAg2D3eAABiAH0A32bYPd4AECIAMADpAAMICxwAAAAAAAABAQAAAAAAAAADAAAAAAAAAAAAAAAAAAAAKQ=="))
+        let error = #expect(throws: PreferencesFormatError.self) { try PreferencesPropertyList.decode(damaged) }
+        #expect(error?.reason == "the property list holds a set (object 0 at byte 8), which preferences cannot hold")
+    }
+
     @Test func jsonReadsForeignFiles() throws {
         let text = """
             \u{FEFF} { "int": 1, "double": 1.0, "exp": 1e3, "neg": -0.5, "bool": true, "str": "a\\u00e9\\ud83d\\ude80\\/",
