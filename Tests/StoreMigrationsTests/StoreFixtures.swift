@@ -84,10 +84,9 @@ struct ThreeStores {
     /// Every file below `root` and its bytes, except SQLite's shared-memory index (`-shm`),
     /// which readers write to and which SQLite rebuilds from the database and its log.
     func bytes() throws -> [String: Data] {
-        let base = root
         var files: [String: Data] = [:]
-        for path in try FileManager.default.subpathsOfDirectory(atPath: base.path) where !path.hasSuffix("-shm") {
-            let url = base.appendingPathComponent(path)
+        for path in try FileManager.default.subpathsOfDirectory(atPath: root.path) where !path.hasSuffix("-shm") {
+            let url = root.appendingPathComponent(path)
             var isFolder: ObjCBool = false
             if FileManager.default.fileExists(atPath: url.path, isDirectory: &isFolder), !isFolder.boolValue {
                 files[path] = try Data(contentsOf: url)
