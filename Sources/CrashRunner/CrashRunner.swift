@@ -5,13 +5,15 @@ import StoreMigrations
 ///
 /// ```
 /// CrashRunner migrate <dir> [--lock-timeout SECONDS] [--busy-timeout SECONDS] [--wait-for GATE]
+/// CrashRunner open <dir> <gate>
 /// CrashRunner hold <dir> <prefs|library|thumbnails> <marker>
 /// CrashRunner rendezvous <dir> <prefs|library|thumbnails> <mine> <theirs> [SECONDS]
 /// ```
 ///
 /// `migrate` runs the ``Scenario`` and prints one `step <id> <outcome>` line per step, then one
 /// `level <manager> <level>` line per manager; with `--wait-for` it first waits for the file
-/// `GATE` to exist, so that several processes can be started at the same moment. `hold` migrates one store with a step that
+/// `GATE` to exist, so that several processes can be started at the same moment. `open` only
+/// opens the database and reads its levels, once `gate` exists. `hold` migrates one store with a step that
 /// creates `marker` and then sleeps inside the store's lock until it is killed. `rendezvous`
 /// migrates one store with a step that creates `mine` and then waits, inside the store's lock,
 /// (30 seconds, or `SECONDS`) for another process to create `theirs`: two such processes on
@@ -45,6 +47,14 @@ struct CrashRunner {
                 guard arguments.isEmpty else { usage() }
                 coordinator = try scenario.coordinator()
                 if let gate { try waitForFile(gate, seconds: 30) }
+            case "open":
+                // Opens the scenario's database once the gate file exists, as every process of
+                // an app and its extensions launching together does first.
+                guard arguments.count == 1 else { usage() }
+                try waitForFile(URL(fileURLWithPath: arguments[0]), seconds: 30)
+                let states = try SQLiteStore(url: scenario.databaseURL).readStates()
+                print("opened, \(states.count) managers")
+                exit(0)
             case "hold":
                 guard arguments.count == 2 else { usage() }
                 let marker = URL(fileURLWithPath: arguments[1])
@@ -116,7 +126,7 @@ struct CrashRunner {
             guard Date() < deadline else {
                 throw ScenarioError(message: "\(url.path) did not appear within \(seconds) s")
             }
-            Thread.sleep(forTimeInterval: 0.002)
+            Thread.sleep(forTimeInterval: 0.000_05)
         }
     }
 
@@ -147,6 +157,7 @@ struct CrashRunner {
     private static func usage() -> Never {
         FileHandle.standardError.write(Data("""
             usage: CrashRunner migrate <dir> [--lock-timeout SECONDS] [--busy-timeout SECONDS] [--wait-for GATE]
+                   CrashRunner open <dir> <gate>
                    CrashRunner hold <dir> <prefs|library|thumbnails> <marker>
                    CrashRunner rendezvous <dir> <prefs|library|thumbnails> <mine> <theirs> [SECONDS]
 

@@ -58,6 +58,22 @@ import Testing
         print("MultiProcessTests: \(contended) steps found already applied by another process in 3 rounds of 4")
     }
 
+    /// Switching a new database to WAL takes an exclusive lock, and SQLite answers a process that
+    /// would wait for it while holding a shared lock with SQLITE_BUSY at once, without calling
+    /// the busy handler: processes launching together failed to read their levels.
+    @Test func processesOpeningANewDatabaseTogetherAllReadItsLevels() throws {
+        for round in 1...10 {
+            let directory = folder.file("open-\(round)")
+            let gate = folder.file("open-gate-\(round)")
+            let children = try (0..<6).map { _ in try runner.start(["open", directory.path, gate.path], logs: logs) }
+            try Data().write(to: gate)
+            for child in children {
+                let exit = child.wait(timeout: 60) ?? child.kill()
+                #expect(exit.succeeded && exit.standardOutput == "opened, 0 managers\n", "round \(round): \(exit)")
+            }
+        }
+    }
+
     @Test(arguments: ["prefs", "library", "thumbnails"])
     func aProcessKilledWhileHoldingTheLockDoesNotBlockTheNext(store: String) throws {
         let expected = try referenceSnapshot()
