@@ -28,7 +28,10 @@ let package = Package(
             dependencies: ["StoreMigrations", .target(name: "CSQLite", condition: .when(platforms: [.linux]))],
             path: "Benchmarks/StoreMigrationsBenchmarks"
         ),
-        .testTarget(name: "StoreMigrationsTests", dependencies: ["StoreMigrations"]),
+        // Launched, killed and launched again by the crash and multi-process tests; the test
+        // target depends on it so that `swift test` builds it.
+        .executableTarget(name: "CrashRunner", dependencies: ["StoreMigrations"]),
+        .testTarget(name: "StoreMigrationsTests", dependencies: ["StoreMigrations", "CrashRunner"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -191,6 +191,42 @@ import Testing
             """)
     }
 
+    @Test(arguments: [1_547_072_183.936, 397_357_645.306, 1_705_805_356.261, -1.001, 0.9995])
+    func jsonDatesSurviveBeingRewrittenToTheMillisecond(seconds: Double) throws {
+        var values: [String: PreferenceValue] = ["d": .date(Date(timeIntervalSince1970: seconds))]
+        let first = try PreferencesJSON.encode(values)
+        for _ in 0..<3 {
+            values = try PreferencesJSON.decode(try PreferencesJSON.encode(values))
+        }
+        #expect(try PreferencesJSON.encode(values) == first)
+        guard case .date(let date) = values["d"] else {
+            Issue.record("not a date: \(values)")
+            return
+        }
+        #expect((date.timeIntervalSince1970 * 1_000).rounded() == (seconds * 1_000).rounded())
+    }
+
+    /// Such a file used to stop the app: its top level was read as a date or data, not as the
+    /// dictionary of preferences, and a precondition failed.
+    @Test(arguments: [("$date", "2024-05-01T09:30:00.000Z"), ("$data", "AAAA")])
+    func aFileWhoseOnlyKeyLooksLikeATagReadsAsPreferences(key: String, text: String) throws {
+        let values: [String: PreferenceValue] = [key: .string(text)]
+        #expect(try PreferencesJSON.decode(try PreferencesJSON.encode(values)) == values)
+        // Below the top level, the same object is the tagged value, as documented.
+        let nested = try PreferencesJSON.decode(Data("{\"a\": {\"\(key)\": \"\(text)\"}}".utf8))
+        let tagged: PreferenceValue = key == "$date" ? .date(Date(iso8601: text)!) : .data(Data(base64Encoded: text)!)
+        #expect(nested["a"] == tagged)
+    }
+
+    /// A damaged binary property list whose top object became a set: Foundation's parser
+    /// crashed the process on it.
+    @Test func aPropertyListHoldingASetIsATypedErrorNotACrash() throws {
+        let damaged = try #require(Data(base64Encoded:
+            "YnBsaXN0MDDBAQJoACIAIAAg2D3eAABiAH0A32bYPd4AECIAMADpAAMICxwAAAAAAAABAQAAAAAAAAADAAAAAAAAAAAAAAAAAAAAKQ=="))
+        let error = #expect(throws: PreferencesFormatError.self) { try PreferencesPropertyList.decode(damaged) }
+        #expect(error?.reason == "the property list holds a set (object 0 at byte 8), which preferences cannot hold")
+    }
+
     @Test func jsonReadsForeignFiles() throws {
         let text = """
             \u{FEFF} { "int": 1, "double": 1.0, "exp": 1e3, "neg": -0.5, "bool": true, "str": "a\\u00e9\\ud83d\\ude80\\/",

@@ -18,6 +18,22 @@ enum PreferencesJSON {
     static let dateKey = "$date"
     static let dataKey = "$data"
 
+    /// `date` in ISO 8601, UTC, rounded to the nearest millisecond.
+    ///
+    /// `ISO8601FormatStyle` truncates the fraction, and the date read back from `.936` is a hair
+    /// below it: formatted directly, it would be written `.935`, so every rewrite of the file (one
+    /// per migration step) would move such dates back by a millisecond.
+    static func text(of date: Date) -> String {
+        let milliseconds = (date.timeIntervalSince1970 * 1_000).rounded()
+        guard milliseconds.isFinite, abs(milliseconds) < 1e17 else {
+            return date.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true))
+        }
+        let seconds = (milliseconds / 1_000).rounded(.down)
+        let fraction = Int(milliseconds - seconds * 1_000)
+        let whole = Date(timeIntervalSince1970: seconds).formatted(Date.ISO8601FormatStyle())
+        return whole.dropLast() + "." + String(format: "%03d", fraction) + "Z"
+    }
+
     static func decode(_ data: Data) throws -> [String: PreferenceValue] {
         var parser = Parser(bytes: Array(data))
         return try parser.parseDocument()
@@ -55,7 +71,7 @@ enum PreferencesJSON {
                 output += "{"
                 writeString(PreferencesJSON.dateKey)
                 output += ": "
-                writeString(date.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true)))
+                writeString(PreferencesJSON.text(of: date))
                 output += "}"
             case .data(let data):
                 output += "{"
@@ -128,9 +144,9 @@ enum PreferencesJSON {
             guard peek == UInt8(ascii: "{") else {
                 throw failure(bytes.isEmpty ? "the file is empty" : "the top level is not a JSON object")
             }
-            guard case .dictionary(let values) = try parseValue() else {
-                preconditionFailure("an object parses as a dictionary")
-            }
+            // The top level is the preferences themselves, never a tagged date or data: a file
+            // whose only key is "$date" holds a string under that key.
+            let values = try parseObject()
             skipWhitespace()
             guard index == bytes.count else { throw failure("unexpected text after the top-level object") }
             return values
@@ -148,7 +164,9 @@ enum PreferencesJSON {
             skipWhitespace()
             guard let byte = peek else { throw failure("the text ends where a value is expected") }
             switch byte {
-            case UInt8(ascii: "{"): return try parseObject()
+            case UInt8(ascii: "{"):
+                let dictionary = try parseObject()
+                return Self.taggedValue(in: dictionary) ?? .dictionary(dictionary)
             case UInt8(ascii: "["): return try parseArray()
             case UInt8(ascii: "\""): return .string(try parseString())
             case UInt8(ascii: "t"):
@@ -175,14 +193,14 @@ enum PreferencesJSON {
             index += 1
         }
 
-        private mutating func parseObject() throws -> PreferenceValue {
+        private mutating func parseObject() throws -> [String: PreferenceValue] {
             try enterContainer()
             defer { depth -= 1 }
             var dictionary: [String: PreferenceValue] = [:]
             skipWhitespace()
             if peek == UInt8(ascii: "}") {
                 index += 1
-                return .dictionary(dictionary)
+                return dictionary
             }
             while true {
                 skipWhitespace()
@@ -202,7 +220,7 @@ enum PreferencesJSON {
                 case UInt8(ascii: ",")?: index += 1
                 case UInt8(ascii: "}")?:
                     index += 1
-                    return Self.taggedValue(in: dictionary) ?? .dictionary(dictionary)
+                    return dictionary
                 default: throw failure("expected ',' or '}' in an object")
                 }
             }

@@ -7,6 +7,7 @@ import Foundation
 /// seconds only).
 enum PreferencesPropertyList {
     static func decode(_ data: Data) throws -> [String: PreferenceValue] {
+        try rejectSets(in: data)
         let object: Any
         do {
             object = try PropertyListSerialization.propertyList(from: data, options: [], format: nil)
@@ -19,6 +20,35 @@ enum PreferencesPropertyList {
             throw PreferencesFormatError(reason: "the top level is not a dictionary")
         }
         return values
+    }
+
+    /// Refuses a binary property list holding a set (object marker `0xCn`), which preferences
+    /// cannot hold and which swift-corelibs-foundation's `PropertyListSerialization` can crash
+    /// on while bridging it (a damaged file of 76 bytes was enough).
+    ///
+    /// Only the object table is read: a trailer or offset table out of bounds is left for
+    /// `PropertyListSerialization` to reject.
+    private static func rejectSets(in data: Data) throws {
+        let bytes = [UInt8](data)
+        let trailerSize = 32
+        guard bytes.starts(with: Array("bplist".utf8)), bytes.count >= 8 + trailerSize else { return }
+        let trailer = bytes.count - trailerSize
+        func integer(at offset: Int, size: Int) -> Int? {
+            guard size >= 1, size <= 8, offset >= 0, offset + size <= bytes.count else { return nil }
+            let value = bytes[offset..<(offset + size)].reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+            return value <= UInt64(bytes.count) ? Int(value) : nil
+        }
+        let offsetSize = Int(bytes[trailer + 6])
+        guard let count = integer(at: trailer + 8, size: 8), let table = integer(at: trailer + 24, size: 8),
+              offsetSize >= 1, offsetSize <= 8, table + count * offsetSize <= trailer
+        else { return }
+        for object in 0..<count {
+            guard let offset = integer(at: table + object * offsetSize, size: offsetSize), offset < trailer else { continue }
+            if bytes[offset] >> 4 == 0xC {
+                throw PreferencesFormatError(
+                    reason: "the property list holds a set (object \(object) at byte \(offset)), which preferences cannot hold")
+            }
+        }
     }
 
     static func encode(_ values: [String: PreferenceValue]) throws -> Data {

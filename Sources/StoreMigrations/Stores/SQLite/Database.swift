@@ -54,8 +54,29 @@ public final class Database {
         self.path = path
         sqlite3_extended_result_codes(handle, 1)
         sqlite3_busy_timeout(handle, Int32(clamping: Int((max(0, busyTimeout) * 1_000).rounded())))
-        try execute("PRAGMA journal_mode = WAL")
+        try switchToWAL(waitingAtMost: busyTimeout)
         try execute("PRAGMA foreign_keys = ON")
+    }
+
+    /// Switches the database to WAL, waiting at most `timeout` seconds for other connections.
+    ///
+    /// On a new database the switch writes the header under an exclusive lock, and SQLite answers
+    /// a connection that holds a shared lock while another waits for the exclusive one with
+    /// `SQLITE_BUSY` at once, without calling the busy handler (waiting could deadlock). So
+    /// processes opening a new database together failed; once the other connection is done, the
+    /// switch goes through (or finds the database in WAL mode already).
+    private func switchToWAL(waitingAtMost timeout: TimeInterval) throws {
+        let deadline = ContinuousClock.now + .milliseconds(Int((max(0, timeout) * 1_000).rounded()))
+        var pause = Duration.milliseconds(1)
+        while true {
+            do {
+                try execute("PRAGMA journal_mode = WAL")
+                return
+            } catch let error as SQLiteError where error.code == SQLITE_BUSY && ContinuousClock.now < deadline {
+                Thread.sleep(forTimeInterval: pause.seconds)
+                pause = min(pause * 2, .milliseconds(50))
+            }
+        }
     }
 
     deinit {

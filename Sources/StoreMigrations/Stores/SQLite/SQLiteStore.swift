@@ -24,6 +24,11 @@ import Foundation
 /// commit or roll back the transaction itself (such statements fail with `SQLITE_AUTH`), but it
 /// may use savepoints.
 ///
+/// Unlike the file stores, this store takes no lock file: `BEGIN IMMEDIATE` already excludes
+/// writers in other processes, the level is read again inside that transaction, SQLite's locks
+/// die with their process, and a wait past ``busyTimeout`` ends with ``SQLiteError/isBusy``. A
+/// `flock` beside the database would be a second lock with the same effect.
+///
 /// The database is opened on first use, in WAL mode, with foreign keys enforced and a busy
 /// timeout; a missing file (and its directory) is created, empty. A file that is not a database
 /// is never written to: every call throws an ``SQLiteError`` with ``SQLiteError/isNotADatabase``.
