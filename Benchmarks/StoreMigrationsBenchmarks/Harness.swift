@@ -39,12 +39,15 @@ struct Timer {
 extension Timer {
     /// Times the library's way and the baseline's way taking turns, run by run, so that other
     /// work on the machine (two shared cores) slows both alike; the first turn warms up. Each
-    /// side's `prepare` runs before its run, outside the timing.
+    /// side's `prepare` runs before its run, outside the timing. With `measuringMemory`, each
+    /// run's peak memory is read too (resetting the peak costs time of its own, too much for
+    /// workloads of microseconds).
     func compare(
+        measuringMemory: Bool = false,
         prepareLibrary: () throws -> Void = {}, library: () throws -> Void,
         prepareBaseline: () throws -> Void = {}, baseline: () throws -> Void
     ) throws -> (library: Samples, baseline: Samples) {
-        var librarySamples = Samples(), baselineSamples = Samples()
+        var librarySamples = Samples(measuringMemory: measuringMemory), baselineSamples = Samples(measuringMemory: measuringMemory)
         for _ in 0...runs {
             try prepareLibrary()
             try librarySamples.measure(library)
@@ -57,13 +60,18 @@ extension Timer {
 
 /// The durations and peak memory of one side's runs, the first of which warms up.
 struct Samples {
+    let measuringMemory: Bool
     private var seconds: [Double] = []
     private(set) var peakMiB: Double?
 
+    init(measuringMemory: Bool) {
+        self.measuringMemory = measuringMemory
+    }
+
     mutating func measure(_ body: () throws -> Void) throws {
-        // Memory is read outside the timed part: /proc reads cost more than a quick launch.
-        PeakMemory.reset()
-        let before = PeakMemory.current("VmRSS")
+        // Memory is read outside the timed part.
+        if measuringMemory { PeakMemory.reset() }
+        let before = measuringMemory ? PeakMemory.current("VmRSS") : nil
         let start = ContinuousClock.now
         try body()
         let elapsed = ContinuousClock.now - start

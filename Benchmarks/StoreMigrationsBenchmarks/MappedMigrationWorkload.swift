@@ -37,7 +37,7 @@ struct MappedMigrationWorkload {
         let baselineCopy = directory.appendingPathComponent("baseline.sqlite")
 
         let (library, baseline) = try timer.compare(
-            prepareLibrary: { try copyDatabase(template, to: libraryCopy) }, library: { try migrateWithLibrary(libraryCopy) },
+            measuringMemory: true, prepareLibrary: { try copyDatabase(template, to: libraryCopy) }, library: { try migrateWithLibrary(libraryCopy) },
             prepareBaseline: { try copyDatabase(template, to: baselineCopy) }, baseline: { try migrateWithCAPI(baselineCopy) })
         let summary = "SELECT count(*), count(apellidos), count(nombre), sum(length(apellidos)), sum(length(nombre)) FROM persona"
         let libraryResult = try RawSQLite(path: libraryCopy.path).integers(summary)

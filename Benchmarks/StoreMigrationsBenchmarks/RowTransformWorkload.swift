@@ -49,7 +49,7 @@ struct RowTransformWorkload {
         }
 
         let (libraryRuns, baselineRuns) = try timer.compare(
-            prepareLibrary: { work = try fixture.copy("library.sqlite") }, library: library,
+            measuringMemory: true, prepareLibrary: { work = try fixture.copy("library.sqlite") }, library: library,
             prepareBaseline: { work = try fixture.copy("baseline.sqlite") }, baseline: baseline)
         try verify(work)
         return [Measurement(
