@@ -4,11 +4,11 @@ import Testing
 
 /// Mapped (heavyweight) migrations: the guide's two examples, on a few thousand rows.
 @Suite struct EntityMappingTests {
-    let scratch: SQLiteScratchDirectory
+    let scratch: TemporaryFolder
     let store: SQLiteStore
 
     init() throws {
-        scratch = try SQLiteScratchDirectory()
+        scratch = try TemporaryFolder()
         store = SQLiteStore(url: scratch.file("agenda.sqlite"))
     }
 

@@ -8,24 +8,8 @@ import SQLite3
 import CSQLite
 #endif
 
-/// A directory of its own for each test, removed when the test's suite instance goes away.
-final class SQLiteScratchDirectory {
-    let url: URL
-
-    init() throws {
-        url = FileManager.default.temporaryDirectory
-            .appendingPathComponent("StoreMigrationsTests-\(UUID().uuidString)", isDirectory: true)
-        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    }
-
-    deinit {
-        try? FileManager.default.removeItem(at: url)
-    }
-
-    func file(_ name: String = "test.sqlite") -> URL {
-        url.appendingPathComponent(name)
-    }
-
+extension TemporaryFolder {
+    /// The test database in this folder, opened on its own, outside any store.
     func openDatabase(_ name: String = "test.sqlite", busyTimeout: TimeInterval = 1) throws -> Database {
         try Database(path: file(name).path, busyTimeout: busyTimeout)
     }
@@ -67,11 +51,11 @@ final class RecordingRun: MigrationRunControl {
 }
 
 @Suite struct SQLiteDatabaseTests {
-    let scratch: SQLiteScratchDirectory
+    let scratch: TemporaryFolder
     let db: Database
 
     init() throws {
-        scratch = try SQLiteScratchDirectory()
+        scratch = try TemporaryFolder()
         db = try scratch.openDatabase()
     }
 

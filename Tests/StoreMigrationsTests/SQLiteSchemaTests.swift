@@ -9,13 +9,13 @@ import CSQLite
 #endif
 
 @Suite struct SQLiteSchemaTests {
-    let scratch: SQLiteScratchDirectory
+    let scratch: TemporaryFolder
     let db: Database
 
     /// A calendar app's schema: calendars own events (ON DELETE CASCADE), attendees refer to
     /// events (NO ACTION), with indexes, a trigger and a view.
     init() throws {
-        scratch = try SQLiteScratchDirectory()
+        scratch = try TemporaryFolder()
         db = try scratch.openDatabase()
         try db.execute("""
             CREATE TABLE calendar(id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE);

@@ -24,12 +24,12 @@ private struct BodyFailure: Error, Equatable {
 }
 
 @Suite struct SQLiteStoreTests {
-    let scratch: SQLiteScratchDirectory
+    let scratch: TemporaryFolder
     let url: URL
     let store: SQLiteStore
 
     init() throws {
-        scratch = try SQLiteScratchDirectory()
+        scratch = try TemporaryFolder()
         url = scratch.file("library.sqlite")
         store = SQLiteStore(url: url)
     }
@@ -345,7 +345,7 @@ private struct BodyFailure: Error, Equatable {
 
 @Suite struct SQLiteStoreWriteTests {
     @Test func writeCommitsWithoutTouchingLevels() throws {
-        let scratch = try SQLiteScratchDirectory()
+        let scratch = try TemporaryFolder()
         let store = SQLiteStore(url: scratch.url.appendingPathComponent("app.sqlite"))
         try store.write { db in
             try db.execute("CREATE TABLE note(id INTEGER PRIMARY KEY, title TEXT)")
@@ -357,7 +357,7 @@ private struct BodyFailure: Error, Equatable {
     }
 
     @Test func writeRollsBackWhenTheBodyThrows() throws {
-        let scratch = try SQLiteScratchDirectory()
+        let scratch = try TemporaryFolder()
         let store = SQLiteStore(url: scratch.url.appendingPathComponent("app.sqlite"))
         try store.write { db in try db.execute("CREATE TABLE note(id INTEGER PRIMARY KEY, title TEXT)") }
         #expect(throws: TestFailure.self) {

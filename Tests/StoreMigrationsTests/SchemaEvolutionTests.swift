@@ -5,11 +5,11 @@ import Testing
 /// Declared schemas and inferred (lightweight) migrations, on the guide's notes app: folders
 /// (carpeta) own notes (nota, ON DELETE CASCADE), attachments (adjunto) refer to notes.
 @Suite struct SchemaEvolutionTests {
-    let scratch: SQLiteScratchDirectory
+    let scratch: TemporaryFolder
     let db: Database
 
     init() throws {
-        scratch = try SQLiteScratchDirectory()
+        scratch = try TemporaryFolder()
         db = try scratch.openDatabase()
         try db.execute("""
             CREATE TABLE carpeta(id INTEGER PRIMARY KEY, nombre TEXT NOT NULL UNIQUE);
@@ -463,7 +463,7 @@ import Testing
     // MARK: In a store's migration
 
     @Test func inAStoreTheMigrationCommitsWithItsLevelOrNotAtAll() throws {
-        let store = SQLiteStore(url: scratch.file())
+        let store = SQLiteStore(url: scratch.file("test.sqlite"))
         let duplicates = Self.notes(unique: [["categoria"]])
         let error = try #require(#expect(throws: SQLiteError.self) {
             try store.apply(sqliteStep("2.0") { db in
