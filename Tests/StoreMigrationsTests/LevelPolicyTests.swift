@@ -237,3 +237,32 @@ import Testing
         #expect(Set(store.contents) == ["a@1.0", "a@2.0", "b@1.5"])
     }
 }
+
+/// A store that counts how often its levels are read.
+final class CountingStore: MigrationStore, @unchecked Sendable {
+    typealias Content = [String]
+    private let inner = InMemoryStore<[String]>([])
+    private let lock = NSLock()
+    private var reads = 0
+    var readCount: Int { lock.withLock { reads } }
+    var description: String { "counting store" }
+
+    func readStates() throws -> [String: ManagerState] {
+        lock.withLock { reads += 1 }
+        return try inner.readStates()
+    }
+    func apply(_ migration: StoreMigration<[String]>) throws -> StoreApplyOutcome { try inner.apply(migration) }
+    func updateState(of manager: String, _ update: (inout ManagerState) -> Void) throws { try inner.updateState(of: manager, update) }
+}
+
+@Suite struct SharedStoreReadTests {
+    @Test func planningReadsASharedStoreOnce() throws {
+        let store = CountingStore()
+        let coordinator = MigrationCoordinator(appVersion: "1")
+        for name in ["a", "b", "c"] {
+            try coordinator.manager(name, store: store).register("1") { $0.append(name) }
+        }
+        _ = try coordinator.plan()
+        #expect(store.readCount == 1)
+    }
+}

@@ -12,7 +12,9 @@ final class ManagerDefinition: Sendable {
     let newerStorePolicy: NewerStorePolicy
     let hook: (@Sendable (Version?, Version) throws -> Void)?
 
-    let readState: @Sendable () throws -> ManagerState
+    /// Reads the states of every manager of the store, wrapping a failure in
+    /// ``MigrationError/unreadableState(manager:store:reason:)`` for this manager.
+    let readStoreStates: @Sendable () throws -> [String: ManagerState]
     let decideFirstLaunch: @Sendable () throws -> FirstLaunchDecision
     let apply: @Sendable (_ position: Int, MigrationContext) throws -> StoreApplyOutcome
     let updateState: @Sendable (_ update: (inout ManagerState) -> Void) throws -> Void
@@ -22,7 +24,7 @@ final class ManagerDefinition: Sendable {
         name: String, storeID: ObjectIdentifier, storeDescription: String, isRebuildable: Bool, versions: [Version],
         dependencies: [[MigrationReference]], newerStorePolicy: NewerStorePolicy,
         hook: (@Sendable (Version?, Version) throws -> Void)?,
-        readState: @escaping @Sendable () throws -> ManagerState,
+        readStoreStates: @escaping @Sendable () throws -> [String: ManagerState],
         decideFirstLaunch: @escaping @Sendable () throws -> FirstLaunchDecision,
         apply: @escaping @Sendable (_ position: Int, MigrationContext) throws -> StoreApplyOutcome,
         updateState: @escaping @Sendable (_ update: (inout ManagerState) -> Void) throws -> Void,
@@ -36,7 +38,7 @@ final class ManagerDefinition: Sendable {
         self.dependencies = dependencies
         self.newerStorePolicy = newerStorePolicy
         self.hook = hook
-        self.readState = readState
+        self.readStoreStates = readStoreStates
         self.decideFirstLaunch = decideFirstLaunch
         self.apply = apply
         self.updateState = updateState
@@ -72,7 +74,7 @@ extension MigrationManager {
             dependencies: dependencies,
             newerStorePolicy: snapshot.newerStore,
             hook: snapshot.hook,
-            readState: { [self] in try readState() },
+            readStoreStates: { [self] in try readStoreStates() },
             decideFirstLaunch: {
                 switch firstLaunch {
                 case .runAll: return .runAll

@@ -181,7 +181,12 @@ public final class MigrationCoordinator: @unchecked Sendable {
     private func executablePlan() throws -> ExecutablePlan {
         let definitions = lock.withLock { managers }.map { $0.definition() }
         let graph = try MigrationGraph(managers: definitions, appVersion: appVersion)
-        let states = try definitions.map { try $0.readState() }
+        // Managers sharing a store read it once.
+        var statesByStore: [ObjectIdentifier: [String: ManagerState]] = [:]
+        let states = try definitions.map { definition in
+            if statesByStore[definition.storeID] == nil { statesByStore[definition.storeID] = try definition.readStoreStates() }
+            return statesByStore[definition.storeID]?[definition.name] ?? ManagerState()
+        }
         return try MigrationPlanner.plan(graph, states: states)
     }
 

@@ -154,8 +154,12 @@ public final class MigrationManager<Store: MigrationStore>: @unchecked Sendable 
     }
 
     func readState() throws -> ManagerState {
+        try readStoreStates()[name] ?? ManagerState()
+    }
+
+    func readStoreStates() throws -> [String: ManagerState] {
         do {
-            return try store.readStates()[name] ?? ManagerState()
+            return try store.readStates()
         } catch {
             throw MigrationError.unreadableState(manager: name, store: store.description, reason: "\(error)")
         }
