@@ -66,6 +66,12 @@ final class MigrationRun: MigrationRunControl, @unchecked Sendable {
 
     func start(maxConcurrentStores: Int, failurePolicy: FailurePolicy, completion: @escaping @Sendable (MigrationReport) -> Void) {
         observer?(.planned(executable.plan))
+        // The most common launch has nothing to do: report at once, on the caller's thread,
+        // rather than wake a queue and wait for it.
+        guard executable.graph.count > 0 else {
+            completion(report(from: []))
+            return
+        }
         let scheduler = Scheduler(
             steps: executable.graph, maxConcurrentStores: maxConcurrentStores,
             failurePolicy: failurePolicy,
