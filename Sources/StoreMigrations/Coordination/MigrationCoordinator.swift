@@ -27,7 +27,9 @@ public final class MigrationCoordinator: @unchecked Sendable {
     // Guards the properties below; managers guard their own registrations.
     private let lock = NSLock()
     private var managers: [any MigrationManagerDefining] = []
-    private var maxConcurrent: Int = ProcessInfo.processInfo.activeProcessorCount
+    /// `nil` until set: the processor count is read when a run needs it, since reading it (cgroup
+    /// quotas on Linux) costs more than a launch with nothing to do.
+    private var maxConcurrent: Int?
     private var onFailure: FailurePolicy = .continueIndependentWork
     private var eventObserver: (@Sendable (MigrationEvent) -> Void)?
 
@@ -46,7 +48,7 @@ public final class MigrationCoordinator: @unchecked Sendable {
 
     /// At most how many stores migrate at once. Defaults to the number of active processors.
     public var maxConcurrentStores: Int {
-        get { lock.withLock { maxConcurrent } }
+        get { lock.withLock { maxConcurrent } ?? ProcessInfo.processInfo.activeProcessorCount }
         set { lock.withLock { maxConcurrent = max(1, newValue) } }
     }
 

@@ -64,7 +64,8 @@ final class MigrationRun: MigrationRunControl, @unchecked Sendable {
 
     func cancel() { scheduler.cancel() }
 
-    func start(maxConcurrentStores: Int, failurePolicy: FailurePolicy, completion: @escaping @Sendable (MigrationReport) -> Void) {
+    /// - Parameter maxConcurrentStores: `nil` for one store per active processor.
+    func start(maxConcurrentStores: Int?, failurePolicy: FailurePolicy, completion: @escaping @Sendable (MigrationReport) -> Void) {
         observer?(.planned(executable.plan))
         // The most common launch has nothing to do: report at once, on the caller's thread,
         // rather than wake a queue and wait for it.
@@ -73,7 +74,7 @@ final class MigrationRun: MigrationRunControl, @unchecked Sendable {
             return
         }
         let scheduler = Scheduler(
-            steps: executable.graph, maxConcurrentStores: maxConcurrentStores,
+            steps: executable.graph, maxConcurrentStores: maxConcurrentStores ?? ProcessInfo.processInfo.activeProcessorCount,
             failurePolicy: failurePolicy,
             execute: { [self] index in execute(index) },
             onSkip: { [self] index, failed in
