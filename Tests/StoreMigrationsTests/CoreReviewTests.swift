@@ -44,17 +44,6 @@ import Testing
         }
     }
 
-    static func describe(_ event: MigrationEvent) -> String {
-        switch event {
-        case .planned(let plan): return "planned \(plan.steps.count)"
-        case .started(let step): return "started \(step.id)"
-        case .progress(let step, let fraction): return "progress \(step.id) \(fraction)"
-        case .finished(let step, _): return "finished \(step.id)"
-        case .failed(let step, let error): return "failed \(step.id): \(error)"
-        case .skipped(let step, let because): return "skipped \(step.id) because \(because?.description ?? "cancelled")"
-        }
-    }
-
     static func id(_ manager: String, _ version: Version) -> PlannedStep.ID {
         .init(manager: manager, action: .migrate, version: version)
     }
@@ -657,7 +646,7 @@ import Testing
         let bStarted = DispatchSemaphore(value: 0), stopped = DispatchSemaphore(value: 0)
         let events = EventLog()
         coordinator.observer = { event in
-            events.append(Self.describe(event))
+            events.append(describe(event))
             // Told after the scheduler recorded the failure and stopped.
             if case .skipped(let step, _) = event, step.id == Self.id("a", "2") { stopped.signal() }
         }
@@ -706,7 +695,7 @@ import Testing
         let box = HandleBox()
         let events = EventLog()
         coordinator.observer = { event in
-            events.append(Self.describe(event))
+            events.append(describe(event))
             if case .finished(let step, _) = event, step.id == Self.id("a", "1") { box.get()?.cancel() }
         }
         let a = try coordinator.manager("a", store: Store([]))
@@ -727,7 +716,7 @@ import Testing
         let box = HandleBox()
         let events = EventLog()
         coordinator.observer = { event in
-            events.append(Self.describe(event))
+            events.append(describe(event))
             if case .planned = event { box.get()?.cancel() }
         }
         for name in ["a", "b", "c"] { registerLogging(["1"], on: try coordinator.manager(name, store: Store([]))) }

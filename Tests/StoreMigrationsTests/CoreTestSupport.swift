@@ -28,3 +28,15 @@ struct TestFailure: Error, CustomStringConvertible, Equatable {
     let message: String
     var description: String { message }
 }
+
+/// One line per event, for comparing a run's events with the expected sequence.
+func describe(_ event: MigrationEvent) -> String {
+    switch event {
+    case .planned(let plan): return "planned \(plan.steps.count)"
+    case .started(let step): return "started \(step.id)"
+    case .progress(let step, let fraction): return "progress \(step.id) \(fraction)"
+    case .finished(let step, _): return "finished \(step.id)"
+    case .failed(let step, let error): return "failed \(step.id): \(error)"
+    case .skipped(let step, let because): return "skipped \(step.id) because \(because?.description ?? "cancelled")"
+    }
+}

@@ -5,22 +5,11 @@ import Testing
 @Suite struct ObservabilityTests {
     typealias Store = InMemoryStore<[String]>
 
-    private func describe(_ event: MigrationEvent) -> String {
-        switch event {
-        case .planned(let plan): return "planned \(plan.steps.count)"
-        case .started(let step): return "started \(step.id)"
-        case .progress(let step, let fraction): return "progress \(step.id) \(fraction)"
-        case .finished(let step, _): return "finished \(step.id)"
-        case .failed(let step, let error): return "failed \(step.id): \(error)"
-        case .skipped(let step, let because): return "skipped \(step.id) because \(because?.description ?? "cancelled")"
-        }
-    }
-
     @Test func observerSeesEveryEventInOrder() throws {
         let coordinator = MigrationCoordinator(appVersion: "2")
         coordinator.maxConcurrentStores = 1
         let log = EventLog()
-        coordinator.observer = { [describe] event in log.append(describe(event)) }
+        coordinator.observer = { event in log.append(describe(event)) }
         let a = try coordinator.manager("a", store: Store([]))
         a.register("1") { _, context in
             context.reportProgress(completed: 1, of: 4)
