@@ -52,8 +52,9 @@ struct CrashRunner {
                 // an app and its extensions launching together does first.
                 guard arguments.count == 1 else { usage() }
                 try waitForFile(URL(fileURLWithPath: arguments[0]), seconds: 30)
-                let states = try SQLiteStore(url: scenario.databaseURL).readStates()
-                print("opened, \(states.count) managers")
+                let store = SQLiteStore(url: scenario.databaseURL)
+                try store.write { _ in }
+                print("opened, \(try store.readRecords().count) managers")
                 exit(0)
             case "hold":
                 guard arguments.count == 2 else { usage() }

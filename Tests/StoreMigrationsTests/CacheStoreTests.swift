@@ -45,7 +45,7 @@ import Glibc
     // MARK: Applying
 
     @Test func aMissingDirectoryIsAnEmptyStoreCreatedOnTheFirstStep() throws {
-        #expect(try store().readStates() == [:])
+        #expect(try store().states() == [:])
         #expect(!FileManager.default.fileExists(atPath: directory.path))
 
         var listed: [String]?
@@ -55,30 +55,22 @@ import Glibc
         })
         #expect(outcome == .applied)
         #expect(listed == [])
-        #expect(try everything() == [".store-migrations.json", ".store-migrations.lock", "a.png"])
-        #expect(try String(decoding: Data(contentsOf: markerURL), as: UTF8.self) == """
-            {
-              "levels": {
-                "thumbnails": {
-                  "level": "1.0"
-                }
-              }
-            }
-
-            """)
+        #expect(try everything() == [".store-migrations.json", "a.png"])
+        let marker = try JSONSerialization.jsonObject(with: Data(contentsOf: markerURL)) as? NSDictionary
+        #expect(marker == ["levels": ["thumbnails": ["level": "1.0", "applied": ["1.0"]]]] as NSDictionary)
     }
 
     @Test func aNewStoreObjectReadsTheSameLevelsBack() throws {
         _ = try store().apply(storeMigration("thumbnails", "1.0") { (_: inout CacheDirectory) in })
         _ = try store().apply(storeMigration("previews", "3") { (_: inout CacheDirectory) in })
-        try store().updateState(of: "thumbnails") { $0.appVersion = "2.0" }
-        #expect(try CacheStore(directory: directory).readStates() == [
-            "thumbnails": ManagerState(level: "1.0", appVersion: "2.0"), "previews": ManagerState(level: "3"),
+        try store().updateRecord(of: "thumbnails") { $0.appVersion = "2.0" }
+        #expect(try CacheStore(directory: directory).states() == [
+            "thumbnails": LevelState(level: "1.0", appVersion: "2.0"), "previews": LevelState(level: "3"),
         ])
     }
 
     @Test func anAppliedLevelSkipsTheBody() throws {
-        try store().updateState(of: "thumbnails") { $0.level = "2.0" }
+        try store().updateRecord(of: "thumbnails") { $0.baseline = "2.0" }
         let marker = try Data(contentsOf: markerURL)
         var ran = false
         let outcome = try store().apply(storeMigration("thumbnails", "1.5") { (_: inout CacheDirectory) in ran = true })
@@ -95,7 +87,7 @@ import Glibc
                 throw SimulatedBodyFailure()
             })
         }
-        #expect(try store().readStates() == [:])
+        #expect(try store().states() == [:])
         #expect(!FileManager.default.fileExists(atPath: markerURL.path))
         #expect(try CacheDirectory(url: directory, store: "", migration: nil).files() == ["b.png"])
 
@@ -108,7 +100,7 @@ import Glibc
 
     @Test(arguments: [FileStoreError.Operation.createTemporaryFile, .write, .synchronize, .replace])
     func aFailedMarkerWriteKeepsTheOldMarkerAndLeavesNoTemporaryFile(operation: FileStoreError.Operation) throws {
-        try store().updateState(of: "thumbnails") { $0.level = "1" }
+        try store().updateRecord(of: "thumbnails") { $0.baseline = "1" }
         let marker = try Data(contentsOf: markerURL)
         let error = #expect(throws: FileStoreError.self) {
             try store(faults: .failing(operation)).apply(storeMigration("thumbnails", "2") { (_: inout CacheDirectory) in })
@@ -116,7 +108,7 @@ import Glibc
         #expect(error?.operation == operation)
         #expect(error?.migration == .migration(manager: "thumbnails", version: "2"))
         #expect(try Data(contentsOf: markerURL) == marker)
-        #expect(try everything() == [".store-migrations.json", ".store-migrations.lock"])
+        #expect(try everything() == [".store-migrations.json"])
     }
 
     @Test func aBodyThatDeletesTheWholeDirectoryStillGetsItsLevel() throws {
@@ -124,7 +116,7 @@ import Glibc
         _ = try store().apply(storeMigration("thumbnails", "1") { (cache: inout CacheDirectory) in
             try FileManager.default.removeItem(at: cache.url)
         })
-        #expect(try store().readStates() == ["thumbnails": ManagerState(level: "1")])
+        #expect(try store().states() == ["thumbnails": LevelState(level: "1")])
     }
 
     // MARK: Markers
@@ -138,11 +130,11 @@ import Glibc
         try Data(text.utf8).write(to: markerURL)
         var ran = false
 
-        #expect(throws: CacheStoreError.self) { try store().readStates() }
+        #expect(throws: CacheStoreError.self) { try store().readRecords() }
         let error = #expect(throws: CacheStoreError.self) {
             try store().apply(storeMigration("thumbnails", "1") { (_: inout CacheDirectory) in ran = true })
         }
-        #expect(throws: CacheStoreError.self) { try store().updateState(of: "thumbnails") { $0.level = "1" } }
+        #expect(throws: CacheStoreError.self) { try store().updateRecord(of: "thumbnails") { $0.baseline = "1" } }
         #expect(throws: CacheStoreError.self) { try store().rebuild(resetting: "thumbnails") }
 
         guard case let .invalidMarker(file, _, migration)? = error else {
@@ -159,12 +151,12 @@ import Glibc
 
     @Test func aFileWhereTheDirectoryShouldBeIsAnErrorNotAnEmptyStore() throws {
         try Data("not a folder".utf8).write(to: directory)
-        let read = #expect(throws: FileStoreError.self) { try store().readStates() }
+        let read = #expect(throws: FileStoreError.self) { try store().readRecords() }
         #expect(read?.operation == .read)
         let applied = #expect(throws: FileStoreError.self) {
             try store().apply(storeMigration("thumbnails", "1") { (_: inout CacheDirectory) in })
         }
-        #expect(applied?.operation == .createDirectory)
+        #expect(applied?.operation == .read)
         #expect(applied?.migration == .migration(manager: "thumbnails", version: "1"))
     }
 
@@ -173,7 +165,7 @@ import Glibc
         try Data(#"{"format": 2, "levels": {"thumbnails": {"level": "1", "note": "x"}}}"#.utf8).write(to: markerURL)
         _ = try store().apply(storeMigration("thumbnails", "2") { (_: inout CacheDirectory) in })
         #expect(try PreferencesJSON.decode(Data(contentsOf: markerURL)) == [
-            "format": 2, "levels": ["thumbnails": ["level": "2", "note": "x"]],
+            "format": 2, "levels": ["thumbnails": ["level": "2", "baseline": "1", "applied": ["2"], "note": "x"]],
         ])
     }
 
@@ -181,28 +173,29 @@ import Glibc
 
     @Test func rebuildRemovesEverythingButTheMarkerAndForgetsOnlyThatManager() throws {
         try seed(["a.png", "sub/b.png", ".hidden"])
-        try store().updateState(of: "thumbnails") { $0.level = "9" }
-        try store().updateState(of: "other") { $0.level = "1" }
+        try store().updateRecord(of: "thumbnails") { $0.baseline = "9" }
+        try store().updateRecord(of: "other") { $0.baseline = "1" }
 
         let cache = store()
         #expect(cache.isRebuildable)
         try cache.rebuild(resetting: "thumbnails")
 
-        #expect(try everything() == [".store-migrations.json", ".store-migrations.lock"])
-        #expect(try store().readStates() == ["other": ManagerState(level: "1")])
+        #expect(try everything() == [".store-migrations.json"])
+        #expect(try store().states() == ["other": LevelState(level: "1")])
     }
 
     @Test func rebuildOfAMissingDirectoryCreatesAnEmptyOne() throws {
         try store().rebuild(resetting: "thumbnails")
-        #expect(try store().readStates() == [:])
-        #expect(try everything() == [".store-migrations.lock"])
+        #expect(try store().states() == [:])
+        #expect(try everything() == [])
     }
 
     // MARK: Locking
 
     @Test func waitsForTheLockThenTimesOut() throws {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        let lockPath = directory.appendingPathComponent(".store-migrations.lock").path
+        let lockPath = store().lockURL.path
+        #expect(lockPath == directory.deletingLastPathComponent().appendingPathComponent("Thumbnails.store-migrations.lock").path)
         let holder = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
         try #require(holder >= 0)
         try #require(flock(holder, LOCK_EX | LOCK_NB) == 0)
@@ -228,7 +221,7 @@ import Glibc
     }
 
     @Test func filesListsFilesRecursivelyWithoutTheStoresOwn() throws {
-        try store().updateState(of: "thumbnails") { $0.level = "1" }
+        try store().updateRecord(of: "thumbnails") { $0.baseline = "1" }
         try seed(["b.png", "a/x.jpg", "a/deeper/y.jpg", ".hidden", "a/.store-migrations.json"])
         try FileManager.default.createDirectory(at: directory.appendingPathComponent("empty"), withIntermediateDirectories: true)
         try Data().write(to: directory.appendingPathComponent("..store-migrations.json.1234.tmp"))
@@ -241,11 +234,11 @@ import Glibc
     }
 
     @Test func removeAllKeepsOnlyTheStoresOwnFiles() throws {
-        try store().updateState(of: "thumbnails") { $0.level = "1" }
+        try store().updateRecord(of: "thumbnails") { $0.baseline = "1" }
         try seed(["b.png", "a/x.jpg", ".hidden"])
         try directoryHandle().removeAll()
-        #expect(try everything() == [".store-migrations.json", ".store-migrations.lock"])
-        #expect(try store().readStates() == ["thumbnails": ManagerState(level: "1")])
+        #expect(try everything() == [".store-migrations.json"])
+        #expect(try store().states() == ["thumbnails": LevelState(level: "1")])
     }
 
     @Test func removeItemsRemovesMatchingFilesOnly() throws {
@@ -283,12 +276,12 @@ import Glibc
         }
         #expect(error?.migration == .migration(manager: "thumbnails", version: "1.1"))
         #expect(error?.description.contains("runs again on the next launch") == true)
-        #expect(try store().readStates() == [:])
+        #expect(try store().states() == [:])
     }
 
     @Test(arguments: ["/etc/passwd", "../outside", "a/../../outside", "", ".", ".store-migrations.json", ".store-migrations.lock", "./.store-migrations.json/x"])
     func helpersRefusePathsOutsideTheDirectoryOrIntoTheStoresFiles(path: String) throws {
-        try store().updateState(of: "thumbnails") { $0.level = "1" }
+        try store().updateRecord(of: "thumbnails") { $0.baseline = "1" }
         try seed(["a.png"])
         let before = try everything()
         let cache = try directoryHandle()

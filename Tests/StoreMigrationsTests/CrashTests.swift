@@ -34,7 +34,7 @@ struct ScenarioSnapshot {
         }
         let preferencesStore = PreferencesStore(url: scenario.preferencesURL)
         let preferences = try preferencesStore.read()
-        lines.append("prefs levels \(Self.describe(try preferencesStore.readStates()))")
+        lines.append("prefs levels \(Self.describe(try preferencesStore.states()))")
         lines += String(decoding: try PreferencesJSON.encode(preferences.values), as: UTF8.self)
             .split(separator: "\n").map { "prefs \($0)" }
         for (key, value) in preferences.dictionary("counters") ?? [:] {
@@ -43,7 +43,7 @@ struct ScenarioSnapshot {
 
         // Database: checked for integrity, then every table row by row.
         let databaseStore = SQLiteStore(url: scenario.databaseURL, busyTimeout: 10)
-        lines.append("library levels \(Self.describe(try databaseStore.readStates()))")
+        lines.append("library levels \(Self.describe(try databaseStore.states()))")
         try databaseStore.read { db in
             let integrity = try db.rows("PRAGMA integrity_check").map { try $0[0] as String }
             guard integrity == ["ok"] else {
@@ -69,7 +69,7 @@ struct ScenarioSnapshot {
 
         // Cache: the marker must parse; every other file is compared by contents.
         let cacheStore = CacheStore(directory: scenario.cacheURL)
-        lines.append("thumbnails levels \(Self.describe(try cacheStore.readStates()))")
+        lines.append("thumbnails levels \(Self.describe(try cacheStore.states()))")
         let cachePrefix = Scenario.cacheName + "/"
         for path in everything where path.hasPrefix(cachePrefix) {
             let relative = String(path.dropFirst(cachePrefix.count))
@@ -99,7 +99,7 @@ struct ScenarioSnapshot {
             + "expected \(expectedLine)"
     }
 
-    private static func describe(_ states: [String: ManagerState]) -> String {
+    private static func describe(_ states: [String: LevelState]) -> String {
         states.sorted { $0.key < $1.key }
             .map { "\($0.key)=\($0.value.level?.description ?? "none")/\($0.value.appVersion?.description ?? "none")" }
             .joined(separator: ",")

@@ -120,7 +120,7 @@ import Testing
             #expect(try db.schema() == before)
             #expect(try db.rows("SELECT * FROM persona ORDER BY id").map(\.values) == rows)
         }
-        #expect(try store.readStates()["library"]?.level == "1.0")
+        #expect(try store.states()["library"]?.level == "1.0")
     }
 
     @Test func aCancelledRunStopsBetweenBatchesAndChangesNothing() throws {

@@ -23,13 +23,65 @@ final class TemporaryFolder {
     }
 }
 
-/// A step of `manager` to `version` running `body`, as the coordinator would hand it to a store.
+/// A step of `manager` to `version` running `body`, as the coordinator hands it to a store.
+struct TestMigration<Content> {
+    let manager: String
+    let version: Version
+    var context: MigrationContext?
+    let body: (inout Content) throws -> Void
+}
+
 func storeMigration<Content>(
     _ manager: String, _ version: Version, _ body: @escaping (inout Content) throws -> Void
-) -> StoreMigration<Content> {
-    StoreMigration(
-        manager: manager, version: version, context: MigrationContext(manager: manager, version: version),
-        body: { content, _ in try body(&content) })
+) -> TestMigration<Content> {
+    TestMigration(manager: manager, version: version, context: nil, body: body)
+}
+
+extension MigrationStore {
+    /// Runs one migration through the coordinator's step executor, as a run would.
+    @discardableResult
+    func apply(_ migration: TestMigration<Content>) throws -> StepOutcome {
+        try StepExecutor.migrate(migration.version, of: migration.manager, in: self, context: migration.context, migration.body)
+    }
+
+    /// Each manager's level and hook app version, as the tests written before records held
+    /// sets compare them.
+    func states() throws -> [String: LevelState] {
+        try readRecords().mapValues { LevelState(level: $0.level, appVersion: $0.appVersion) }
+    }
+
+    /// Throws the content away and forgets `manager`'s record, in a transaction of its own.
+    func rebuild(resetting manager: String) throws {
+        try transaction { records, content in
+            try rebuild(&content)
+            records[manager] = nil
+        }
+    }
+
+    /// ``states()``, for stores that cannot fail to read.
+    var recordedStates: [String: LevelState] { try! states() }
+
+    /// Changes `manager`'s record in a transaction of its own, the content untouched.
+    func updateRecord(of manager: String, _ update: (inout MigrationRecord) -> Void) throws {
+        try transaction { records, _ in
+            var record = records[manager] ?? MigrationRecord()
+            update(&record)
+            records[manager] = record.isEmpty ? nil : record
+        }
+    }
 }
 
 struct SimulatedBodyFailure: Error {}
+
+/// A manager's level and hook app version.
+struct LevelState: Hashable, CustomStringConvertible {
+    var level: Version?
+    var appVersion: Version?
+
+    init(level: Version? = nil, appVersion: Version? = nil) {
+        self.level = level
+        self.appVersion = appVersion
+    }
+
+    var description: String { "level \(level?.description ?? "none"), app version \(appVersion?.description ?? "none")" }
+}

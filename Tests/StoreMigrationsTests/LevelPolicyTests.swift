@@ -6,7 +6,7 @@ import Testing
     typealias Store = InMemoryStore<[String]>
 
     @Test func runsEverySkippedVersionInOrderNeverPastTheApp() throws {
-        let store = Store([], states: ["prefs": ManagerState(level: "1.0")])
+        let store = Store([], records: ["prefs": MigrationRecord(baseline: "1.0")])
         let coordinator = MigrationCoordinator(appVersion: "2.0")
         let prefs = try coordinator.manager("prefs", store: store)
         registerLogging(["2.0-1", "3.0", "1.0", "1.5", "0.9", "2.0", "1.1"], on: prefs)
@@ -56,7 +56,7 @@ import Testing
     @Test func baselineSatisfiesDependenciesOnCoveredVersions() throws {
         let coordinator = MigrationCoordinator(appVersion: "2.0")
         let prefs = try coordinator.manager("prefs", store: Store([]))
-        let library = try coordinator.manager("library", store: Store([], states: ["library": ManagerState(level: "1.0")]))
+        let library = try coordinator.manager("library", store: Store([], records: ["library": MigrationRecord(baseline: "1.0")]))
         prefs.firstLaunchPolicy = .baseline
         registerLogging(["1.1"], on: prefs)
         registerLogging(["1.0", "2.0"], on: library, dependsOn: ["2.0": [prefs.migration("1.1")]])
@@ -120,7 +120,7 @@ import Testing
     }
 
     @Test func newerStoreFailsBeforeAnythingRuns() throws {
-        let newer = Store(["v3 data"], states: ["prefs": ManagerState(level: "3.0")], name: "prefs file")
+        let newer = Store(["v3 data"], records: ["prefs": MigrationRecord(baseline: "3.0")], name: "prefs file")
         let other = Store([])
         let coordinator = MigrationCoordinator(appVersion: "2.0")
         registerLogging(["1.0"], on: try coordinator.manager("other", store: other))
@@ -134,14 +134,14 @@ import Testing
     }
 
     @Test func subMigrationOfTheAppVersionIsNotNewer() throws {
-        let store = Store([], states: ["prefs": ManagerState(level: "2.0-3")])
+        let store = Store([], records: ["prefs": MigrationRecord(baseline: "2.0-3")])
         let coordinator = MigrationCoordinator(appVersion: "2.0")
         registerLogging(["2.0", "2.0-3"], on: try coordinator.manager("prefs", store: store))
         #expect(try coordinator.plan().isUpToDate)
     }
 
     @Test func newerStoreIgnoredLeavesItAlone() throws {
-        let newer = Store(["v3 data"], states: ["prefs": ManagerState(level: "3.0")])
+        let newer = Store(["v3 data"], records: ["prefs": MigrationRecord(baseline: "3.0")])
         let library = Store([])
         let coordinator = MigrationCoordinator(appVersion: "2.0")
         let prefs = try coordinator.manager("prefs", store: newer)
@@ -159,7 +159,7 @@ import Testing
     }
 
     @Test func newerRebuildableStoreIsReset() throws {
-        let cache = Store(["v3 thumbnails"], states: ["thumbs": ManagerState(level: "3.0")], rebuiltValue: [])
+        let cache = Store(["v3 thumbnails"], records: ["thumbs": MigrationRecord(baseline: "3.0")], rebuiltValue: [])
         let coordinator = MigrationCoordinator(appVersion: "2.0")
         let thumbs = try coordinator.manager("thumbs", store: cache)
         thumbs.newerStorePolicy = .reset
@@ -171,7 +171,7 @@ import Testing
     }
 
     @Test func resetPolicyOnADurableStoreIsRejected() throws {
-        let store = Store(["data"], states: ["prefs": ManagerState(level: "3.0")], name: "prefs file")
+        let store = Store(["data"], records: ["prefs": MigrationRecord(baseline: "3.0")], name: "prefs file")
         let coordinator = MigrationCoordinator(appVersion: "2.0")
         let prefs = try coordinator.manager("prefs", store: store)
         prefs.newerStorePolicy = .reset
@@ -190,7 +190,7 @@ import Testing
             try coordinator.run()
         }
         #expect(log.all == ["prefs@1.0", "hook nil → 1.0", "prefs@2.0", "hook 1.0 → 2.0", "hook 2.0 → 2.1"])
-        #expect(store.recordedStates["prefs"] == ManagerState(level: "2.0", appVersion: "2.1"))
+        #expect(store.recordedStates["prefs"] == LevelState(level: "2.0", appVersion: "2.1"))
     }
 
     @Test func failingHookIsRetriedNextLaunch() throws {
@@ -233,7 +233,7 @@ import Testing
         registerLogging(["1.0", "2.0"], on: a)
         registerLogging(["1.5"], on: b)
         try coordinator.run()
-        #expect(store.recordedStates == ["a": ManagerState(level: "2.0"), "b": ManagerState(level: "1.5")])
+        #expect(store.recordedStates == ["a": LevelState(level: "2.0"), "b": LevelState(level: "1.5")])
         #expect(Set(store.contents) == ["a@1.0", "a@2.0", "b@1.5"])
     }
 }
@@ -247,12 +247,13 @@ final class CountingStore: MigrationStore, @unchecked Sendable {
     var readCount: Int { lock.withLock { reads } }
     var description: String { "counting store" }
 
-    func readStates() throws -> [String: ManagerState] {
+    func readRecords() throws -> [String: MigrationRecord] {
         lock.withLock { reads += 1 }
-        return try inner.readStates()
+        return try inner.readRecords()
     }
-    func apply(_ migration: StoreMigration<[String]>) throws -> StoreApplyOutcome { try inner.apply(migration) }
-    func updateState(of manager: String, _ update: (inout ManagerState) -> Void) throws { try inner.updateState(of: manager, update) }
+    func transaction<T>(_ body: (inout [String: MigrationRecord], inout [String]) throws -> T) throws -> T {
+        try inner.transaction(body)
+    }
 }
 
 @Suite struct SharedStoreReadTests {

@@ -73,7 +73,7 @@ import Testing
 
     @Test func pendingAndAheadFollowTheLevelAndTheAppVersion() throws {
         let coordinator = MigrationCoordinator(appVersion: "2.0")
-        let store = InMemoryStore([String](), states: ["prefs": ManagerState(level: "1.0")])
+        let store = InMemoryStore([String](), records: ["prefs": MigrationRecord(baseline: "1.0")])
         let prefs = try coordinator.manager("prefs", store: store)
         registerLogging(["3", "2.1", "2.0-1", "1.0", "0.9", "2.0", "1.5"], on: prefs)
         let plan = try coordinator.plan()
@@ -86,8 +86,8 @@ import Testing
 
     @Test func satisfiedDependencyAddsNoEdge() throws {
         let coordinator = MigrationCoordinator(appVersion: "2.0")
-        let prefs = try coordinator.manager("prefs", store: InMemoryStore([String](), states: ["prefs": ManagerState(level: "1.1")]))
-        let library = try coordinator.manager("library", store: InMemoryStore([String](), states: ["library": ManagerState(level: "1.0")]))
+        let prefs = try coordinator.manager("prefs", store: InMemoryStore([String](), records: ["prefs": MigrationRecord(baseline: "1.1")]))
+        let library = try coordinator.manager("library", store: InMemoryStore([String](), records: ["library": MigrationRecord(baseline: "1.0")]))
         registerLogging(["1.1", "2.0"], on: prefs)
         registerLogging(["1.0", "2.0"], on: library, dependsOn: ["2.0": [prefs.migration("1.1")]])
         let plan = try coordinator.plan()
@@ -99,7 +99,7 @@ import Testing
         // The library was migrated to 2.0, then the preferences file was deleted by the user.
         let coordinator = MigrationCoordinator(appVersion: "2.0")
         let prefs = try coordinator.manager("prefs", store: InMemoryStore([String]()))
-        let library = try coordinator.manager("library", store: InMemoryStore([String](), states: ["library": ManagerState(level: "2.0")]))
+        let library = try coordinator.manager("library", store: InMemoryStore([String](), records: ["library": MigrationRecord(baseline: "2.0")]))
         registerLogging(["1.1"], on: prefs)
         registerLogging(["2.0"], on: library, dependsOn: ["2.0": [prefs.migration("1.1")]])
         let plan = try coordinator.plan()

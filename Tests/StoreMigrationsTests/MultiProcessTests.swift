@@ -94,7 +94,7 @@ import Testing
             ? "SQLITE_BUSY (5) in \(directory.appendingPathComponent(Scenario.databaseName).path)"
             : "Timed out waiting for the lock file " + (store == "prefs"
                 ? directory.appendingPathComponent(Scenario.preferencesName + ".lock").path
-                : directory.appendingPathComponent(Scenario.cacheName).appendingPathComponent(CacheStore.lockName).path)
+                : directory.appendingPathComponent(Scenario.cacheName + CacheStore.lockSuffix).path)
         #expect(blocked.standardError.contains(waited), "\(blocked)")
 
         #expect(holder.kill().signal == SIGKILL)

@@ -59,8 +59,8 @@ import Testing
 
         // Levels, through fresh store objects as the next launch would read them.
         let reopened = SQLiteStore(url: folder.file("app.sqlite"))
-        #expect(try reopened.readStates() == ["events": ManagerState(level: "1.1"), "search": ManagerState(level: "2.0")])
-        #expect(try PreferencesStore(url: folder.file("prefs.json")).readStates() == ["prefs": ManagerState(level: "2.0")])
+        #expect(try reopened.states() == ["events": LevelState(level: "1.1"), "search": LevelState(level: "2.0")])
+        #expect(try PreferencesStore(url: folder.file("prefs.json")).states() == ["prefs": LevelState(level: "2.0")])
 
         // Data.
         let indexed = try reopened.read { db in
@@ -115,8 +115,8 @@ import Testing
         #expect(sqliteError.sql == "INSERT INTO missing_table VALUES (1)")
 
         #expect(try database.read { db in try db.scalar("SELECT count(*) FROM note", as: Int.self) } == 0)
-        #expect(try database.readStates()["notes"]?.level == nil)
+        #expect(try database.states()["notes"]?.level == nil)
         #expect(try preferences.read().values == ["independent": "kept"])
-        #expect(try preferences.readStates() == ["prefs": ManagerState(level: "1.0")])
+        #expect(try preferences.states() == ["prefs": LevelState(level: "1.0")])
     }
 }

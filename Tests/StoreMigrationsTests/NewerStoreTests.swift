@@ -20,15 +20,15 @@ import Testing
         switch manager {
         case "prefs":
             let store = PreferencesStore(url: stores.preferencesURL)
-            try store.updateState(of: manager) { $0.level = "3.0" }
+            try store.updateRecord(of: manager) { $0.baseline = "3.0" }
             return store.description
         case "library":
             let store = SQLiteStore(url: stores.databaseURL)
-            try store.updateState(of: manager) { $0.level = "3.0" }
+            try store.updateRecord(of: manager) { $0.baseline = "3.0" }
             return store.description
         default:
             let store = CacheStore(directory: stores.cacheURL)
-            try store.updateState(of: manager) { $0.level = "3.0" }
+            try store.updateRecord(of: manager) { $0.baseline = "3.0" }
             try Data("thumbnail format 3".utf8).write(to: stores.cacheURL.appendingPathComponent("v3.txt"))
             return store.description
         }
@@ -70,7 +70,7 @@ import Testing
         #expect(try ThreeStoreLevels(stores).all == ["1.1", "1.1", "1.1"])
         // The newer app's file is gone; 1.0 wrote its file again.
         #expect(try FileManager.default.contentsOfDirectory(atPath: stores.cacheURL.path).sorted()
-            == [".store-migrations.json", ".store-migrations.lock", "1.0.txt"])
+            == [".store-migrations.json", "1.0.txt"])
     }
 
     @Test(arguments: ["prefs", "library"])

@@ -58,7 +58,7 @@ import Testing
 
     @Test func reportDescribesTheRun() throws {
         let coordinator = MigrationCoordinator(appVersion: "2")
-        let store = Store([], states: ["a": ManagerState(level: "1")])
+        let store = Store([], records: ["a": MigrationRecord(baseline: "1")])
         registerLogging(["1", "2"], on: try coordinator.manager("a", store: store))
         let report = try coordinator.run()
         let lines = report.description.split(separator: "\n").map(String.init)

@@ -42,6 +42,9 @@ import Glibc
             {
               "StoreMigrations.levels": {
                 "settings": {
+                  "applied": [
+                    "1.1"
+                  ],
                   "level": "1.1"
                 }
               },
@@ -64,12 +67,12 @@ import Glibc
         })
 
         let reopened = store()
-        #expect(try reopened.readStates() == ["settings": ManagerState(level: "1.1-1")])
+        #expect(try reopened.states() == ["settings": LevelState(level: "1.1-1")])
         #expect(try reopened.read() == Preferences(["onboarding": ["showHelp": false], "theme": "dark", "schema": 2]))
     }
 
-    @Test func anAppliedLevelSkipsTheBodyAndLeavesTheFile() throws {
-        _ = try store().apply(storeMigration("settings", "2.0") { (prefs: inout Preferences) in try prefs.set(1, for: "a") })
+    @Test func aLevelWrittenBeforeRecordsHeldSetsCoversEverythingBelowIt() throws {
+        try write(#"{"a": 1, "StoreMigrations.levels": {"settings": {"level": "2.0"}}}"#)
         let before = try bytes()
         var ran = false
         for version: Version in ["1.5", "2.0", "2"] {
@@ -91,7 +94,7 @@ import Glibc
             })
         }
         #expect(try bytes() == before)
-        #expect(try store().readStates()["settings"]?.level == "1.0")
+        #expect(try store().states()["settings"]?.level == "1.0")
         #expect(try folder.names() == ["settings.json", "settings.json.lock"])
     }
 
@@ -122,26 +125,27 @@ import Glibc
         _ = try store().apply(storeMigration("b", "2") { (prefs: inout Preferences) in try prefs.set(2, for: "b") })
         _ = try store().apply(storeMigration("legacy", "5") { (_: inout Preferences) in })
 
-        #expect(try store().readStates() == [
-            "a": ManagerState(level: "1"), "b": ManagerState(level: "2"), "legacy": ManagerState(level: "5"),
+        #expect(try store().states() == [
+            "a": LevelState(level: "1"), "b": LevelState(level: "2"), "legacy": LevelState(level: "5"),
         ])
         let raw = try PreferencesJSON.decode(try bytes())
         #expect(raw[PreferencesStore.levelsKey] == [
-            "a": ["level": "1"], "b": ["level": "2"], "legacy": ["level": "5", "history": ["x"]],
+            "a": ["level": "1", "applied": ["1"]], "b": ["level": "2", "applied": ["2"]],
+            "legacy": ["level": "5", "baseline": "4", "applied": ["5"], "history": ["x"]],
         ])
     }
 
     @Test func createsTheFilesFolder() throws {
         let nested = folder.file("Application Support/App/settings.json")
         let store = PreferencesStore(url: nested)
-        #expect(try store.readStates() == [:])
+        #expect(try store.states() == [:])
         #expect(try store.read() == Preferences())
         _ = try store.apply(storeMigration("settings", "1") { (prefs: inout Preferences) in try prefs.set("x", for: "y") })
         #expect(try PreferencesStore(url: nested).read() == Preferences(["y": "x"]))
     }
 
     @Test func aMissingFileHasNoStates() throws {
-        #expect(try store().readStates() == [:])
+        #expect(try store().states() == [:])
         #expect(try store().read() == Preferences())
         #expect(try folder.names() == [])
     }
@@ -156,13 +160,13 @@ import Glibc
         let before = try bytes()
         var ran = false
 
-        let states = #expect(throws: PreferencesStoreError.self) { try store().readStates() }
+        let states = #expect(throws: PreferencesStoreError.self) { try store().readRecords() }
         #expect(throws: PreferencesStoreError.self) { try store().read() }
         let applied = #expect(throws: PreferencesStoreError.self) {
             try store().apply(storeMigration("settings", "1.1") { (_: inout Preferences) in ran = true })
         }
         #expect(throws: PreferencesStoreError.self) {
-            try store().updateState(of: "settings") { $0.level = "9" }
+            try store().updateRecord(of: "settings") { $0.baseline = "9" }
         }
 
         guard case let .unreadableFile(file, format, _, migration)? = applied else {
@@ -185,7 +189,7 @@ import Glibc
         let whole = try bytes()
         try whole.prefix(whole.count / 2).write(to: url)
         let truncated = try bytes()
-        #expect(throws: PreferencesStoreError.self) { try store().readStates() }
+        #expect(throws: PreferencesStoreError.self) { try store().readRecords() }
         #expect(try bytes() == truncated)
     }
 
@@ -208,14 +212,14 @@ import Glibc
         }
         #expect(file == url.path)
         #expect(migration == .migration(manager: "settings", version: "1.1"))
-        #expect(throws: PreferencesStoreError.self) { try store().readStates() }
+        #expect(throws: PreferencesStoreError.self) { try store().readRecords() }
         #expect(try store().read() == Preferences())
         #expect(try bytes() == before)
     }
 
     @Test func anUnreadableFileIsAnErrorNotAFirstLaunch() throws {
         try write(#"{"StoreMigrations.levels": {"settings": {"level": "1.0"}}}"#)
-        let error = #expect(throws: FileStoreError.self) { try store(faults: .failing(.read)).readStates() }
+        let error = #expect(throws: FileStoreError.self) { try store(faults: .failing(.read)).readRecords() }
         #expect(error?.operation == .read)
         #expect(error?.store == "preferences file \(url.path)")
     }
@@ -235,7 +239,7 @@ import Glibc
         #expect(error?.migration == .migration(manager: "settings", version: "1.1"))
         #expect(error?.description.contains("settings@1.1") == true)
         #expect(try bytes() == before)
-        #expect(try store().readStates()["settings"]?.level == "1.0")
+        #expect(try store().states()["settings"]?.level == "1.0")
         #expect(try folder.names() == ["settings.json", "settings.json.lock"])
     }
 
@@ -276,7 +280,7 @@ import Glibc
         #expect(error?.migration == .migration(manager: "settings", version: "1"))
         #expect(!ran)
         #expect(throws: FileStoreError.self) {
-            try store(lockTimeout: .zero).updateState(of: "settings") { $0.level = "1" }
+            try store(lockTimeout: .zero).updateRecord(of: "settings") { $0.baseline = "1" }
         }
         #expect(!FileManager.default.fileExists(atPath: url.path))
 
@@ -294,8 +298,8 @@ import Glibc
                 try prefs.set(index, for: .key(managers[index]))
             })
         }
-        let states = try store().readStates()
-        #expect(states == Dictionary(uniqueKeysWithValues: managers.map { ($0, ManagerState(level: "1")) }))
+        let states = try store().states()
+        #expect(states == Dictionary(uniqueKeysWithValues: managers.map { ($0, LevelState(level: "1")) }))
         #expect(try store().read().keys == managers)
     }
 
@@ -320,28 +324,28 @@ import Glibc
 
     @Test func updateStateRecordsLevelsWithoutTouchingData() throws {
         try write(#"{"theme": "dark"}"#)
-        try store().updateState(of: "settings") { $0.level = "1.2" }
-        try store().updateState(of: "settings") { $0.appVersion = "2.0" }
-        #expect(try store().readStates() == ["settings": ManagerState(level: "1.2", appVersion: "2.0")])
+        try store().updateRecord(of: "settings") { $0.baseline = "1.2" }
+        try store().updateRecord(of: "settings") { $0.appVersion = "2.0" }
+        #expect(try store().states() == ["settings": LevelState(level: "1.2", appVersion: "2.0")])
         #expect(try store().read() == Preferences(["theme": "dark"]))
 
-        try store().updateState(of: "settings") { $0 = ManagerState() }
-        #expect(try store().readStates() == [:])
+        try store().updateRecord(of: "settings") { $0 = MigrationRecord() }
+        #expect(try store().states() == [:])
         #expect(String(decoding: try bytes(), as: UTF8.self) == "{\n  \"theme\": \"dark\"\n}\n")
     }
 
     @Test func anUnchangedStateWritesNothing() throws {
-        try store().updateState(of: "settings") { _ in }
+        try store().updateRecord(of: "settings") { _ in }
         #expect(!FileManager.default.fileExists(atPath: url.path))
         try write(#"{"StoreMigrations.levels":{"settings":{"level":"1"}}}"#)
         let before = try bytes()
-        try store().updateState(of: "settings") { $0.level = "1.0" }
+        try store().updateRecord(of: "settings") { $0.baseline = "1.0" }
         #expect(try bytes() == before)
     }
 
     @Test func aBaselineOnAMissingFileCreatesIt() throws {
-        try store().updateState(of: "settings") { $0.level = "1.1" }
-        #expect(try store().readStates() == ["settings": ManagerState(level: "1.1")])
+        try store().updateRecord(of: "settings") { $0.baseline = "1.1" }
+        #expect(try store().states() == ["settings": LevelState(level: "1.1")])
         #expect(try store().read() == Preferences())
     }
 
@@ -367,7 +371,7 @@ import Glibc
         #expect(try bytes().starts(with: Array("bplist".utf8)))
 
         let reopened = store(format: .propertyList)
-        #expect(try reopened.readStates() == ["settings": ManagerState(level: "1.1")])
+        #expect(try reopened.states() == ["settings": LevelState(level: "1.1")])
         #expect(try reopened.read() == Preferences([
             "onboarding": ["showHelp": true], "launches": 3, "migratedAt": .date(when), "token": .data(Data([1, 2, 3])),
         ]))
@@ -394,7 +398,7 @@ private final class Counter: @unchecked Sendable {
 /// Outcomes collected from several threads.
 private final class Outcomes: @unchecked Sendable {
     private let lock = NSLock()
-    private var collected: [StoreApplyOutcome?] = []
-    var values: [StoreApplyOutcome?] { lock.withLock { collected } }
-    func append(_ outcome: StoreApplyOutcome?) { lock.withLock { collected.append(outcome) } }
+    private var collected: [StepOutcome?] = []
+    var values: [StepOutcome?] { lock.withLock { collected } }
+    func append(_ outcome: StepOutcome?) { lock.withLock { collected.append(outcome) } }
 }

@@ -12,11 +12,8 @@ import CSQLite
 func sqliteStep(
     _ version: Version, manager: String = "library", context: MigrationContext? = nil,
     _ body: @escaping (Database) throws -> Void
-) -> StoreMigration<Database> {
-    StoreMigration(
-        manager: manager, version: version,
-        context: context ?? MigrationContext(manager: manager, version: version)
-    ) { db, _ in try body(db) }
+) -> TestMigration<Database> {
+    TestMigration(manager: manager, version: version, context: context) { db in try body(db) }
 }
 
 private struct BodyFailure: Error, Equatable {
@@ -70,7 +67,9 @@ private struct BodyFailure: Error, Equatable {
 
     @Test func missingFileIsAFirstLaunchWithoutStates() throws {
         let nested = SQLiteStore(url: scratch.url.appendingPathComponent("Application Support/db/library.sqlite"))
-        #expect(try nested.readStates().isEmpty)
+        #expect(try nested.readRecords().isEmpty)
+        #expect(!FileManager.default.fileExists(atPath: nested.url.deletingLastPathComponent().path), "planning creates nothing")
+        try nested.write { _ in }
         #expect(FileManager.default.fileExists(atPath: nested.url.path))
         #expect(try nested.read { try $0.scalar("PRAGMA journal_mode", as: String.self) } == "wal")
         #expect(try nested.read { try $0.pragmaFlag("foreign_keys") })
@@ -81,7 +80,7 @@ private struct BodyFailure: Error, Equatable {
         let bytes = Data((0..<8192).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) })
         try bytes.write(to: url)
 
-        let read = try #require(#expect(throws: SQLiteError.self) { _ = try store.readStates() })
+        let read = try #require(#expect(throws: SQLiteError.self) { _ = try store.readRecords() })
         #expect(read.isNotADatabase)
         #expect(read.path == url.path)
         #expect(read.description.contains("not a SQLite database"))
@@ -89,7 +88,7 @@ private struct BodyFailure: Error, Equatable {
             _ = try store.apply(sqliteStep("1.0") { _ in Issue.record("the body must not run") })
         })
         #expect(apply.isNotADatabase)
-        #expect(throws: SQLiteError.self) { try store.updateState(of: "library") { $0.level = "1.0" } }
+        #expect(throws: SQLiteError.self) { try store.updateRecord(of: "library") { $0.baseline = "1.0" } }
         #expect(try Data(contentsOf: url) == bytes)
         #expect(try FileManager.default.contentsOfDirectory(atPath: scratch.url.path) == ["library.sqlite"])
     }
@@ -104,7 +103,7 @@ private struct BodyFailure: Error, Equatable {
             Thread.sleep(forTimeInterval: 0.05)
         })
         #expect(outcome == .applied)
-        #expect(try store.readStates() == ["library": ManagerState(level: "1.1")])
+        #expect(try store.states() == ["library": LevelState(level: "1.1")])
 
         let (archived, history) = try store.read { db in
             (try db.scalar("SELECT count(*) FROM event WHERE archived = 1", as: Int.self),
@@ -136,7 +135,7 @@ private struct BodyFailure: Error, Equatable {
         })
         #expect(error == BodyFailure(reason: "disk of the mind is full"), "the body's error comes back unchanged")
         #expect(try snapshot(store) == before)
-        #expect(try store.readStates()["library"]?.level == "1.0")
+        #expect(try store.states()["library"]?.level == "1.0")
     }
 
     @Test func foreignKeyViolationLeftByTheBodyFailsTheStep() throws {
@@ -182,7 +181,7 @@ private struct BodyFailure: Error, Equatable {
         #expect(atCommit.sql == "COMMIT")
         #expect(atCommit.foreignKeyViolations.map(\.table) == ["note"])
         #expect(try store.read { try $0.tableExists("note") } == false)
-        #expect(try store.readStates()["library"]?.level == "1.1")
+        #expect(try store.states()["library"]?.level == "1.1")
     }
 
     @Test func rebuildingACascadingParentKeepsItsChildrenInDeferredMode() throws {
@@ -241,38 +240,38 @@ private struct BodyFailure: Error, Equatable {
     // MARK: Levels
 
     @Test func alreadyAppliedLevelSkipsTheBody() throws {
-        try store.updateState(of: "library") { $0.level = "2.0" }
+        try store.updateRecord(of: "library") { $0.baseline = "2.0" }
         var ran = false
         #expect(try store.apply(sqliteStep("1.1") { _ in ran = true }) == .alreadyApplied(level: "2.0"))
         #expect(try store.apply(sqliteStep("2.0") { _ in ran = true }) == .alreadyApplied(level: "2.0"))
         #expect(!ran)
         #expect(try store.apply(sqliteStep("2.0-1") { _ in ran = true }) == .applied)
         #expect(ran)
-        #expect(try store.readStates()["library"]?.level == "2.0-1")
+        #expect(try store.states()["library"]?.level == "2.0-1")
     }
 
     @Test func reopeningReadsTheSameStates() throws {
         try applyInitialSchema(to: store)
         #expect(try store.apply(sqliteStep("3", manager: "search") { _ in }) == .applied)
-        try store.updateState(of: "library") { $0.appVersion = "2.0" }
-        try store.updateState(of: "thumbnails") { $0.level = "1.2.5" }
-        let states = try store.readStates()
+        try store.updateRecord(of: "library") { $0.appVersion = "2.0" }
+        try store.updateRecord(of: "thumbnails") { $0.baseline = "1.2.5" }
+        let states = try store.states()
         #expect(states == [
-            "library": ManagerState(level: "1.0", appVersion: "2.0"),
-            "search": ManagerState(level: 3),
-            "thumbnails": ManagerState(level: "1.2.5"),
+            "library": LevelState(level: "1.0", appVersion: "2.0"),
+            "search": LevelState(level: 3),
+            "thumbnails": LevelState(level: "1.2.5"),
         ])
-        #expect(try SQLiteStore(url: url).readStates() == states)
+        #expect(try SQLiteStore(url: url).states() == states)
 
-        try store.updateState(of: "library") { $0.level = nil }
-        #expect(try SQLiteStore(url: url).readStates()["library"] == ManagerState(appVersion: "2.0"))
+        try store.updateRecord(of: "library") { $0 = MigrationRecord(appVersion: $0.appVersion) }
+        #expect(try SQLiteStore(url: url).states()["library"] == LevelState(appVersion: "2.0"))
     }
 
     @Test func levelThatIsNotAVersionIsUnreadableNotEmpty() throws {
-        try store.updateState(of: "library") { $0.level = "1.0" }
+        try store.updateRecord(of: "library") { $0.baseline = "1.0" }
         let other = try scratch.openDatabase("library.sqlite")
         try other.execute("UPDATE store_migrations_levels SET level = '1.0beta'")
-        let error = try #require(#expect(throws: MigrationError.self) { _ = try store.readStates() })
+        let error = try #require(#expect(throws: MigrationError.self) { _ = try store.readRecords() })
         guard case let .unreadableState(manager, _, reason) = error else {
             Issue.record("unexpected \(error)")
             return
@@ -297,8 +296,8 @@ private struct BodyFailure: Error, Equatable {
         #expect(error.sql == "BEGIN IMMEDIATE")
         #expect(error.description.contains("busy timeout"))
         #expect(Date().timeIntervalSince(start) >= 0.19)
-        #expect(throws: SQLiteError.self) { try store.updateState(of: "library") { $0.appVersion = "1.1" } }
-        #expect(try store.readStates()["library"]?.level == "1.0", "WAL readers are not blocked")
+        #expect(throws: SQLiteError.self) { try store.updateRecord(of: "library") { $0.appVersion = "1.1" } }
+        #expect(try store.states()["library"]?.level == "1.0", "WAL readers are not blocked")
 
         try other.execute("ROLLBACK")
         #expect(try store.apply(sqliteStep("1.1") { _ in }) == .applied)
@@ -316,7 +315,7 @@ private struct BodyFailure: Error, Equatable {
             })
         }
         bodyStarted.wait()
-        #expect(try store.readStates()["library"]?.level == "1.0")
+        #expect(try store.states()["library"]?.level == "1.0")
         finished.wait()
     }
 
@@ -339,7 +338,7 @@ private struct BodyFailure: Error, Equatable {
             })
         })
         #expect(error.code == SQLITE_MISUSE)
-        #expect(try store.readStates().isEmpty)
+        #expect(try store.readRecords().isEmpty)
     }
 }
 
@@ -351,7 +350,7 @@ private struct BodyFailure: Error, Equatable {
             try db.execute("CREATE TABLE note(id INTEGER PRIMARY KEY, title TEXT)")
             try db.execute("INSERT INTO note(title) VALUES (?)", arguments: ["Welcome"])
         }
-        #expect(try store.readStates().isEmpty)
+        #expect(try store.readRecords().isEmpty)
         #expect(try store.read { db in try db.tableExists("store_migrations_levels") } == false)
         #expect(try store.read { db in try db.scalar("SELECT title FROM note", as: String.self) } == "Welcome")
     }

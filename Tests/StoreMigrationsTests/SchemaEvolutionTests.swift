@@ -472,7 +472,7 @@ import Testing
             })
         })
         #expect(error.isConstraintViolation)
-        #expect(try store.readStates().isEmpty)
+        #expect(try store.readRecords().isEmpty)
         #expect(try store.read { try $0.schema() } == Self.notes(), "the first migration was rolled back too")
 
         let log = ProgressLog()

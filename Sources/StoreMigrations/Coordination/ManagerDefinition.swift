@@ -1,48 +1,55 @@
-/// A manager as the graph, the planner and the scheduler see it: its migrations sorted by
-/// version, its policies, and closures that reach its store without knowing the store's type.
-/// A class, so that running a step does not copy its many closures.
+/// A manager frozen for one plan or run, as the coordinator sees it whatever its store's type:
+/// its migrations sorted by version, its policies, and one closure that carries out a step on
+/// its store through the ``StepExecutor``. A class, so that running a step copies nothing.
 final class ManagerDefinition: Sendable {
+    /// A step to carry out on the manager's store.
+    enum Request {
+        case migrate(position: Int, MigrationContext)
+        case baseline(Version)
+        case reset(newerThan: Version)
+        case appVersionChange(Version)
+    }
+
     let name: String
-    let storeID: ObjectIdentifier
     let storeDescription: String
+    let identity: StoreIdentity
     let isRebuildable: Bool
-    /// Ascending; the position of a version is its index in ``dependencies`` and ``apply``.
+    /// Ascending; the position of a version is its index in ``dependencies``.
     let versions: [Version]
     let dependencies: [[MigrationReference]]
     let newerStorePolicy: NewerStorePolicy
-    let hook: (@Sendable (Version?, Version) throws -> Void)?
-
-    /// Reads the states of every manager of the store, wrapping a failure in
-    /// ``MigrationError/unreadableState(manager:store:reason:)`` for this manager.
-    let readStoreStates: @Sendable () throws -> [String: ManagerState]
+    let latePolicy: LateMigrationPolicy
+    let hasHook: Bool
+    let readRecords: @Sendable () throws -> [String: MigrationRecord]
+    /// The first-launch policy's decision; reads the store for ``FirstLaunchPolicy/decide(_:)``.
     let decideFirstLaunch: @Sendable () throws -> FirstLaunchDecision
-    let apply: @Sendable (_ position: Int, MigrationContext) throws -> StoreApplyOutcome
-    let updateState: @Sendable (_ update: (inout ManagerState) -> Void) throws -> Void
-    let rebuild: @Sendable () throws -> Void
+    let perform: @Sendable (Request) throws -> StepOutcome
 
     init(
-        name: String, storeID: ObjectIdentifier, storeDescription: String, isRebuildable: Bool, versions: [Version],
-        dependencies: [[MigrationReference]], newerStorePolicy: NewerStorePolicy,
-        hook: (@Sendable (Version?, Version) throws -> Void)?,
-        readStoreStates: @escaping @Sendable () throws -> [String: ManagerState],
+        name: String, storeDescription: String, identity: StoreIdentity, isRebuildable: Bool,
+        versions: [Version], dependencies: [[MigrationReference]], newerStorePolicy: NewerStorePolicy,
+        latePolicy: LateMigrationPolicy, hasHook: Bool,
+        readRecords: @escaping @Sendable () throws -> [String: MigrationRecord],
         decideFirstLaunch: @escaping @Sendable () throws -> FirstLaunchDecision,
-        apply: @escaping @Sendable (_ position: Int, MigrationContext) throws -> StoreApplyOutcome,
-        updateState: @escaping @Sendable (_ update: (inout ManagerState) -> Void) throws -> Void,
-        rebuild: @escaping @Sendable () throws -> Void
+        perform: @escaping @Sendable (Request) throws -> StepOutcome
     ) {
         self.name = name
-        self.storeID = storeID
         self.storeDescription = storeDescription
+        self.identity = identity
         self.isRebuildable = isRebuildable
         self.versions = versions
         self.dependencies = dependencies
         self.newerStorePolicy = newerStorePolicy
-        self.hook = hook
-        self.readStoreStates = readStoreStates
+        self.latePolicy = latePolicy
+        self.hasHook = hasHook
+        self.readRecords = readRecords
         self.decideFirstLaunch = decideFirstLaunch
-        self.apply = apply
-        self.updateState = updateState
-        self.rebuild = rebuild
+        self.perform = perform
+    }
+
+    /// The manager as the graph sees it: a name, versions and edges.
+    var graphManager: MigrationGraph.Manager {
+        MigrationGraph.Manager(name: name, versions: versions, dependencies: dependencies)
     }
 }
 
@@ -65,16 +72,12 @@ extension MigrationManager {
         let store = self.store
         let name = self.name
         let firstLaunch = snapshot.firstLaunch
+        let hook = snapshot.hook
         return ManagerDefinition(
-            name: name,
-            storeID: ObjectIdentifier(store),
-            storeDescription: store.description,
-            isRebuildable: store.isRebuildable,
-            versions: versions,
-            dependencies: dependencies,
-            newerStorePolicy: snapshot.newerStore,
-            hook: snapshot.hook,
-            readStoreStates: { [self] in try readStoreStates() },
+            name: name, storeDescription: store.description, identity: store.identity,
+            isRebuildable: store.isRebuildable, versions: versions, dependencies: dependencies,
+            newerStorePolicy: snapshot.newerStore, latePolicy: snapshot.late, hasHook: hook != nil,
+            readRecords: { [self] in try readStoreRecords() },
             decideFirstLaunch: {
                 switch firstLaunch {
                 case .runAll: return .runAll
@@ -88,14 +91,22 @@ extension MigrationManager {
                     }
                 }
             },
-            apply: { [versions, bodies] position, context in
-                let migration = StoreMigration<Store.Content>(
-                    manager: name, version: versions[position], context: context,
-                    body: bodies[position].run)
-                return try store.apply(migration)
-            },
-            updateState: { update in try store.updateState(of: name, update) },
-            rebuild: { try store.rebuild(resetting: name) }
+            perform: { [versions, bodies] request in
+                switch request {
+                case let .migrate(position, context):
+                    return try StepExecutor.migrate(versions[position], of: name, in: store, context: context) { content in
+                        try bodies[position].run(&content, context)
+                    }
+                case let .baseline(version):
+                    return try StepExecutor.baseline(version, of: name, in: store)
+                case let .reset(appVersion):
+                    return try StepExecutor.reset(name, in: store, newerThan: appVersion)
+                case let .appVersionChange(current):
+                    return try StepExecutor.appVersionChange(to: current, of: name, in: store) { previous, current in
+                        try hook?(previous, current)
+                    }
+                }
+            }
         )
     }
 }

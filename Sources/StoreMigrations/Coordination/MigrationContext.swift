@@ -84,3 +84,10 @@ private final class StandaloneRun: MigrationRunControl {
         lock.withLock { stepProgress.completedUnitCount = MigrationContext.units(fraction) }
     }
 }
+
+/// Content that keeps the context of the step running on it, so that its own long operations
+/// (a SQLite ``Database``'s row transforms) report progress and notice cancellation without the
+/// body passing the context along. The coordinator sets it for the length of the body.
+protocol MigrationContextCarrier: AnyObject {
+    var context: MigrationContext? { get set }
+}

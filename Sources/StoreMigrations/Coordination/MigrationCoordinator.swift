@@ -67,9 +67,10 @@ public final class MigrationCoordinator: @unchecked Sendable {
 
     /// Creates the manager called `name` for `store`.
     ///
-    /// Several managers may share one store object: their levels are kept apart by name, and the
-    /// scheduler never runs two migrations on one store at once. Give every manager of a store
-    /// the same store object rather than two objects for the same file.
+    /// Several managers may share one store: their records are kept apart by name, and the
+    /// scheduler never runs two migrations on one store at once. Two store objects for the same
+    /// storage (one file, say) have the same ``MigrationStore/identity`` and are scheduled as one
+    /// store; sharing one object also shares its connection.
     ///
     /// - Throws: ``MigrationError/duplicateManager(name:)`` when a manager has that name already.
     public func manager<Store: MigrationStore>(_ name: String, store: Store) throws -> MigrationManager<Store> {
@@ -82,11 +83,18 @@ public final class MigrationCoordinator: @unchecked Sendable {
     }
 
     /// Computes the pending work without running anything: validates the graph, reads every
-    /// manager's level and applies the first-launch and newer-store policies.
+    /// manager's record and applies the first-launch, late-migration and newer-store policies.
     ///
-    /// - Throws: ``MigrationError`` for an invalid graph, an unreadable level or a newer store.
-    public func plan() throws -> MigrationPlan {
-        try executablePlan().plan
+    /// Reads only: no store is created, converted or locked. A store newer than the app, or late
+    /// migrations under a `.fail` policy, are reported by the plan (``MigrationPlan/blockingErrors``)
+    /// rather than thrown; ``run()`` refuses them.
+    ///
+    /// - Parameter targets: Plans only these migrations and the steps they depend on (GRDB's
+    ///   `migrate(upTo:)`, Django's targets); `nil` plans everything. App-version hooks run only
+    ///   in untargeted runs.
+    /// - Throws: ``MigrationError`` for an invalid graph or target, or an unreadable record.
+    public func plan(targets: [MigrationReference]? = nil) throws -> MigrationPlan {
+        try executablePlan(targets: targets).executable.plan
     }
 
     /// Runs the pending work and waits for it to finish.
@@ -98,10 +106,10 @@ public final class MigrationCoordinator: @unchecked Sendable {
     /// - Throws: ``MigrationError`` before anything runs for an invalid graph or store;
     ///   ``MigrationRunError``, with the report, when a step failed or the run was cancelled.
     @discardableResult
-    public func run() throws -> MigrationReport {
+    public func run(targets: [MigrationReference]? = nil) throws -> MigrationReport {
         let finished = DispatchSemaphore(value: 0)
         let outcome = ResultBox()
-        start { result in
+        start(targets: targets) { result in
             outcome.result = result
             finished.signal()
         }
@@ -116,12 +124,12 @@ public final class MigrationCoordinator: @unchecked Sendable {
     /// - Throws: ``MigrationError`` before anything runs; ``MigrationRunError`` when a step failed
     ///   or the run was cancelled.
     @discardableResult
-    public func run() async throws -> MigrationReport {
+    public func run(targets: [MigrationReference]? = nil) async throws -> MigrationReport {
         let handle = MigrationRunHandle()
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
                 // Planning reads every store: off the cooperative thread pool, like the steps.
-                startInBackground(handle: handle) { result in continuation.resume(with: result) }
+                startInBackground(targets: targets, handle: handle) { result in continuation.resume(with: result) }
             }
         } onCancel: {
             handle.cancel()
@@ -140,28 +148,38 @@ public final class MigrationCoordinator: @unchecked Sendable {
     /// progressView.observedProgress = handle.progress
     /// ```
     @discardableResult
-    public func run(queue: DispatchQueue, completion: @escaping @Sendable (Result<MigrationReport, any Error>) -> Void) -> MigrationRunHandle {
+    public func run(
+        targets: [MigrationReference]? = nil, queue: DispatchQueue,
+        completion: @escaping @Sendable (Result<MigrationReport, any Error>) -> Void
+    ) -> MigrationRunHandle {
         let handle = MigrationRunHandle()
-        startInBackground(handle: handle) { result in queue.async { completion(result) } }
+        startInBackground(targets: targets, handle: handle) { result in queue.async { completion(result) } }
         return handle
     }
 
-    private func startInBackground(handle: MigrationRunHandle, completion: @escaping @Sendable (Result<MigrationReport, any Error>) -> Void) {
+    private func startInBackground(
+        targets: [MigrationReference]?, handle: MigrationRunHandle,
+        completion: @escaping @Sendable (Result<MigrationReport, any Error>) -> Void
+    ) {
         DispatchQueue(label: "StoreMigrations.MigrationCoordinator.run", qos: .userInitiated).async {
-            self.start(handle: handle, completion: completion)
+            self.start(targets: targets, handle: handle, completion: completion)
         }
     }
 
     /// Plans and starts a run; `completion` is called once, on any thread. The run is attached to
     /// `handle` before its first step starts, so that a cancellation is never applied late.
-    private func start(handle: MigrationRunHandle? = nil, completion: @escaping @Sendable (Result<MigrationReport, any Error>) -> Void) {
+    private func start(
+        targets: [MigrationReference]?, handle: MigrationRunHandle? = nil,
+        completion: @escaping @Sendable (Result<MigrationReport, any Error>) -> Void
+    ) {
         let startedAt = Date()
         let clockStart = ContinuousClock.now
         let progress = Progress(totalUnitCount: 0)
-        let executable: ExecutablePlan
+        let planned: (executable: ExecutablePlan, managers: [ManagerDefinition])
         let (maxConcurrent, failurePolicy, observer) = lock.withLock { (self.maxConcurrent, onFailure, eventObserver) }
         do {
-            executable = try executablePlan()
+            planned = try executablePlan(targets: targets)
+            if let refusal = planned.executable.plan.blockingErrors.first { throw refusal }
         } catch {
             // The run's progress may already be a child of the caller's: finish it.
             progress.totalUnitCount = 1
@@ -171,7 +189,8 @@ public final class MigrationCoordinator: @unchecked Sendable {
             return
         }
         let run = MigrationRun(
-            executable: executable, observer: observer, startedAt: startedAt, clockStart: clockStart,
+            executable: planned.executable, managers: planned.managers, observer: observer,
+            startedAt: startedAt, clockStart: clockStart,
             planningDuration: (ContinuousClock.now - clockStart).seconds, progress: progress)
         progress.cancellationHandler = { [weak run] in run?.cancel() }
         handle?.attach(run)
@@ -180,16 +199,32 @@ public final class MigrationCoordinator: @unchecked Sendable {
         }
     }
 
-    private func executablePlan() throws -> ExecutablePlan {
+    /// Freezes the managers, validates their graph, reads each store's records once (managers on
+    /// stores of one identity share the read), asks first-launch policies, and plans.
+    private func executablePlan(targets: [MigrationReference]?) throws -> (executable: ExecutablePlan, managers: [ManagerDefinition]) {
         let definitions = lock.withLock { managers }.map { $0.definition() }
-        let graph = try MigrationGraph(managers: definitions, appVersion: appVersion)
-        // Managers sharing a store read it once.
-        var statesByStore: [ObjectIdentifier: [String: ManagerState]] = [:]
-        let states = try definitions.map { definition in
-            if statesByStore[definition.storeID] == nil { statesByStore[definition.storeID] = try definition.readStoreStates() }
-            return statesByStore[definition.storeID]?[definition.name] ?? ManagerState()
+        let graph = try MigrationGraph(managers: definitions.map(\.graphManager), appVersion: appVersion)
+        var storeIndex: [StoreIdentity: Int] = [:]
+        var recordsByStore: [[String: MigrationRecord]] = []
+        var inputs: [PlanningInput] = []
+        inputs.reserveCapacity(definitions.count)
+        for definition in definitions {
+            let index: Int
+            if let known = storeIndex[definition.identity] {
+                index = known
+            } else {
+                index = recordsByStore.count
+                storeIndex[definition.identity] = index
+                recordsByStore.append(try definition.readRecords())
+            }
+            let record = recordsByStore[index][definition.name] ?? MigrationRecord()
+            inputs.append(PlanningInput(
+                store: definition.storeDescription, storeIndex: index, isRebuildable: definition.isRebuildable,
+                record: record, newerStorePolicy: definition.newerStorePolicy, latePolicy: definition.latePolicy,
+                firstLaunch: record.level == nil ? try definition.decideFirstLaunch() : nil,
+                hasHook: definition.hasHook))
         }
-        return try MigrationPlanner.plan(graph, states: states)
+        return (try MigrationPlanner.plan(graph, inputs: inputs, targets: targets), definitions)
     }
 
     private final class ResultBox: @unchecked Sendable {

@@ -37,6 +37,13 @@ public enum MigrationError: Error, Sendable, Hashable, CustomStringConvertible, 
     case unreadableState(manager: String, store: String, reason: String)
     /// A first-launch `decide` closure threw.
     case firstLaunchDecisionFailed(manager: String, store: String, reason: String)
+    /// Migrations registered below the manager's level were never applied, and its
+    /// ``LateMigrationPolicy`` is ``LateMigrationPolicy/fail``.
+    case lateMigrations(manager: String, store: String, versions: [Version], level: Version)
+    /// A target of a targeted plan or run names a migration no manager registers.
+    case unknownTarget(MigrationReference)
+    /// A target of a targeted plan or run is ahead of the app version, so it never runs.
+    case targetAhead(MigrationReference, appVersion: Version)
 
     public var description: String {
         switch self {
@@ -83,34 +90,21 @@ public enum MigrationError: Error, Sendable, Hashable, CustomStringConvertible, 
         case let .firstLaunchDecisionFailed(manager, store, reason):
             return "The first-launch decision of manager \"\(manager)\" on \(store) threw: "
                 + "\(reason). Nothing was migrated."
+        case let .lateMigrations(manager, store, versions, level):
+            let list = versions.map { "\(manager)@\($0)" }.joined(separator: ", ")
+            return "Manager \"\(manager)\" on \(store) is at level \(level), but \(list) "
+                + "\(versions.count == 1 ? "was" : "were") registered below it and never applied (a "
+                + "branch merged late). Nothing was migrated. Set the manager's lateMigrationPolicy "
+                + "to .run to run \(versions.count == 1 ? "it" : "them") now, or .ignore to leave "
+                + "\(versions.count == 1 ? "it" : "them") unapplied."
+        case let .unknownTarget(target):
+            return "Target \(target) names no registered migration. Nothing was migrated. Register "
+                + "it, or target a migration that exists."
+        case let .targetAhead(target, appVersion):
+            return "Target \(target) is ahead of app version \(appVersion) and never runs in this "
+                + "version. Nothing was migrated. Target a migration at or below \(appVersion)."
         }
     }
 
     public var errorDescription: String? { description }
-}
-
-/// Names one migration of one manager, for dependencies and messages: `library@2.0`.
-///
-/// ```swift
-/// library.register("2.0", dependsOn: [prefs.migration("1.1")]) { db in … }
-/// library.register("2.1", dependsOn: [.migration(manager: "preferences", version: "1.2")]) { db in … }
-/// ```
-public struct MigrationReference: Sendable, Hashable, Codable, CustomStringConvertible {
-    /// The manager's name.
-    public let manager: String
-    /// The migration's version.
-    public let version: Version
-
-    /// Names migration `version` of the manager called `manager`.
-    public static func migration(manager: String, version: Version) -> MigrationReference {
-        MigrationReference(manager: manager, version: version)
-    }
-
-    /// Names migration `version` of the manager called `manager`.
-    public init(manager: String, version: Version) {
-        self.manager = manager
-        self.version = version
-    }
-
-    public var description: String { "\(manager)@\(version)" }
 }

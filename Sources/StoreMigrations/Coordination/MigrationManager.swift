@@ -49,6 +49,7 @@ public final class MigrationManager<Store: MigrationStore>: @unchecked Sendable 
     private var hook: (@Sendable (Version?, Version) throws -> Void)?
     private var firstLaunch: FirstLaunchPolicy<Store> = .runAll
     private var newerStore: NewerStorePolicy = .fail
+    private var late: LateMigrationPolicy = .run
 
     init(name: String, store: Store) {
         self.name = name
@@ -69,11 +70,18 @@ public final class MigrationManager<Store: MigrationStore>: @unchecked Sendable 
         set { lock.withLock { newerStore = newValue } }
     }
 
+    /// What to do with a migration registered below the manager's level that was never applied
+    /// (a branch merged after a higher version shipped). Defaults to ``LateMigrationPolicy/run``.
+    public var lateMigrationPolicy: LateMigrationPolicy {
+        get { lock.withLock { late } }
+        set { lock.withLock { late = newValue } }
+    }
+
     /// Registers the migration to `version`.
     ///
-    /// The body runs once, when the store's level is below `version` and `version` is at or
-    /// below the app version; then the level becomes `version`, atomically with the body's
-    /// changes where the store allows it. Registering the same version twice is reported as
+    /// The body runs once, when the store's record does not show `version` applied and `version`
+    /// is at or below the app version; then `version` is added to the record, atomically with the
+    /// body's changes where the store allows it. Registering the same version twice is reported as
     /// ``MigrationError/duplicateMigration(manager:version:)`` when the coordinator plans.
     ///
     /// - Parameters:
@@ -124,49 +132,64 @@ public final class MigrationManager<Store: MigrationStore>: @unchecked Sendable 
         lock.withLock { self.hook = hook }
     }
 
-    /// Records `version` as the level without running anything, for an app that adopts the
-    /// library after shipping versions that migrated their data by other means.
+    /// Records `version` as the manager's baseline mark without running anything: every
+    /// migration at or below it counts as applied. For an app that adopts the library after
+    /// shipping versions that migrated their data by other means.
     ///
     /// Only takes effect when the store has no level for this manager yet, so it is safe to call
     /// at every launch: once the manager has a level, later migrations are never undone by it.
     ///
-    /// - Returns: Whether the level was recorded (`false` when one already existed).
+    /// ```swift
+    /// let legacy = UserDefaults.standard.integer(forKey: "stateCompatibilityLevel")
+    /// if legacy > 0 { try settings.baseline(at: Version(legacy)) }
+    /// ```
+    ///
+    /// - Returns: Whether the baseline was recorded (`false` when a level already existed).
     @discardableResult
     public func baseline(at version: Version) throws -> Bool {
-        var recorded = false
-        try store.updateState(of: name) { state in
-            guard state.level == nil else { return }
-            state.level = version
-            recorded = true
-        }
-        return recorded
+        try StepExecutor.baseline(version, of: name, in: store) == .applied
     }
 
     /// The level recorded in the store for this manager, or `nil` if none is.
     public func level() throws -> Version? {
-        try readState().level
+        try record().level
     }
 
-    /// Forgets the manager's level and app-version record, so that every migration runs again
-    /// (for tests and debugging; the store's data is not touched).
+    /// What the store records for this manager: the applied migrations (with when and how long
+    /// they ran, where the store keeps a history), the baseline mark and the hook's app version.
+    /// Reads without changing anything; an empty record when there is none.
+    ///
+    /// ```swift
+    /// for migration in try library.record().applied { print(migration) }  // "1.1 at 2026-… in 0.012 s"
+    /// ```
+    public func record() throws -> MigrationRecord {
+        try readStoreRecords()[name] ?? MigrationRecord()
+    }
+
+    /// The versions of this manager's migrations the store records as applied, ascending (those
+    /// covered by a baseline mark included, when registered).
+    public func appliedMigrations() throws -> [Version] {
+        let record = try record()
+        let registered = snapshot().registrations.versions.filter { record.isApplied($0) }
+        return Array(Set(registered + record.appliedVersions)).sorted()
+    }
+
+    /// Forgets the manager's record, so that every migration runs again (for tests and
+    /// debugging; the store's data is not touched).
     public func reset() throws {
-        try store.updateState(of: name) { state in state = ManagerState() }
+        try StepExecutor.forget(name, in: store)
     }
 
-    func readState() throws -> ManagerState {
-        try readStoreStates()[name] ?? ManagerState()
-    }
-
-    func readStoreStates() throws -> [String: ManagerState] {
+    func readStoreRecords() throws -> [String: MigrationRecord] {
         do {
-            return try store.readStates()
+            return try store.readRecords()
         } catch {
             throw MigrationError.unreadableState(manager: name, store: store.description, reason: "\(error)")
         }
     }
 
     func snapshot() -> (registrations: Registrations, hook: (@Sendable (Version?, Version) throws -> Void)?,
-                        firstLaunch: FirstLaunchPolicy<Store>, newerStore: NewerStorePolicy) {
-        lock.withLock { (registrations, hook, firstLaunch, newerStore) }
+                        firstLaunch: FirstLaunchPolicy<Store>, newerStore: NewerStorePolicy, late: LateMigrationPolicy) {
+        lock.withLock { (registrations, hook, firstLaunch, newerStore, late) }
     }
 }

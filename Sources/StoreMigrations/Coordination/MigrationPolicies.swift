@@ -32,14 +32,33 @@ public enum FirstLaunchDecision: String, Sendable, Hashable, Codable {
 /// thumbnails.newerStorePolicy = .reset   // a cache can be rebuilt
 /// ```
 public enum NewerStorePolicy: String, Sendable, Hashable, Codable {
-    /// Plan and run fail with ``MigrationError/storeIsNewer(manager:store:level:appVersion:)``
-    /// before anything runs (the default).
+    /// ``MigrationCoordinator/run()`` fails with
+    /// ``MigrationError/storeIsNewer(manager:store:level:appVersion:)`` before anything runs (the
+    /// default); the plan reports the store as newer without throwing.
     case fail
     /// Leave the store and its level alone; run none of the manager's migrations.
     case ignore
     /// Throw the store's contents away and run every migration again. Only for rebuildable
     /// stores, such as ``CacheStore``.
     case reset
+}
+
+/// What a manager does with a *late* migration: one registered at or below the manager's level
+/// that was never applied, because a branch was merged after a higher version shipped (`1.1.1`
+/// registered after `1.2` was applied).
+///
+/// ```swift
+/// library.lateMigrationPolicy = .fail   // as Flyway: refuse to start until someone decides
+/// ```
+public enum LateMigrationPolicy: String, Sendable, Hashable, Codable {
+    /// Runs it, in version order among the pending migrations, dependencies respected (the
+    /// default, as GRDB and Django).
+    case run
+    /// ``MigrationCoordinator/run()`` throws ``MigrationError/lateMigrations(manager:store:versions:level:)``
+    /// before anything runs; the plan lists them.
+    case fail
+    /// Never runs it; the plan lists it. Migrations that depend on it count it as satisfied.
+    case ignore
 }
 
 /// What the scheduler does with the rest of the work when a migration fails.

@@ -14,8 +14,9 @@ public struct MigrationReport: Sendable, Codable, CustomStringConvertible {
         public enum Outcome: Sendable, Hashable, Codable {
             /// The step ran and its level was recorded.
             case applied
-            /// Another process had already applied it; the store's level was `level`.
-            case alreadyApplied(level: Version)
+            /// The store's record, read again under its lock, showed the step done (by another
+            /// process or run); nothing ran. The manager's level was then `level`.
+            case alreadyApplied(level: Version?)
             /// The step threw; its level is unchanged. `message` describes the error.
             case failed(message: String)
             /// The step did not run because a step it depends on failed.
@@ -66,7 +67,7 @@ public struct MigrationReport: Sendable, Codable, CustomStringConvertible {
             let timing = duration.map { " in " + MigrationReport.format($0) } ?? ""
             switch outcome {
             case .applied: return "\(step.id): applied\(timing)"
-            case .alreadyApplied(let level): return "\(step.id): already applied by another process (level \(level))"
+            case .alreadyApplied(let level): return "\(step.id): already applied by another process (level \(level?.description ?? "none"))"
             case .failed(let message): return "\(step.id): FAILED\(timing): \(message)"
             case .skipped(let failed): return "\(step.id): skipped because \(failed) failed"
             case .cancelled: return "\(step.id): not started (run cancelled or stopped)"

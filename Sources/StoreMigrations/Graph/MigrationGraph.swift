@@ -6,7 +6,16 @@
 /// work is O(V + E) apart from sorting each manager's versions, and nothing recurses, so graphs
 /// of any depth fit on the call stack.
 struct MigrationGraph {
-    let managers: [ManagerDefinition]
+    /// One manager as the graph sees it: pure data, no store.
+    struct Manager: Sendable {
+        let name: String
+        /// Ascending.
+        let versions: [Version]
+        /// The migrations each version declares in `dependsOn`, by position.
+        let dependencies: [[MigrationReference]]
+    }
+
+    let managers: [Manager]
     let appVersion: Version
     /// `firstNode[m]` is the node of manager `m`'s first migration; `firstNode[managers.count]`
     /// is the node count. A node's position in its manager is `node - firstNode[m]`.
@@ -22,7 +31,7 @@ struct MigrationGraph {
 
     var nodeCount: Int { firstNode[managers.count] }
 
-    init(managers: [ManagerDefinition], appVersion: Version) throws {
+    init(managers: [Manager], appVersion: Version) throws {
         guard !appVersion.isSubMigration else { throw MigrationError.invalidAppVersion(appVersion) }
         self.managers = managers
         self.appVersion = appVersion
@@ -90,46 +99,37 @@ struct MigrationGraph {
         node > firstNode[managerOfNode[node]]
     }
 
+    /// Every edge, chain and declared, as two parallel arrays (predecessor, successor).
+    func edges() -> (from: [Int], to: [Int]) {
+        var from: [Int] = [], to: [Int] = []
+        from.reserveCapacity(nodeCount + dependencyTargets.count)
+        to.reserveCapacity(nodeCount + dependencyTargets.count)
+        for node in 0..<nodeCount {
+            if hasChainPredecessor(node) {
+                from.append(node - 1)
+                to.append(node)
+            }
+            for target in dependencies(of: node) {
+                from.append(target)
+                to.append(node)
+            }
+        }
+        return (from, to)
+    }
+
     /// Kahn's algorithm over the whole graph; if some nodes are never freed, they contain a cycle,
     /// which is found by walking predecessors backwards until one repeats.
     private func rejectCycles() throws {
-        var remaining = [Int](repeating: 0, count: nodeCount)
-        var dependentStart = [Int](repeating: 0, count: nodeCount + 1)
-        for node in 0..<nodeCount {
-            remaining[node] = (hasChainPredecessor(node) ? 1 : 0) + dependencies(of: node).count
-            for target in dependencies(of: node) { dependentStart[target + 1] += 1 }
-        }
-        for node in 0..<nodeCount { dependentStart[node + 1] += dependentStart[node] }
-        var fill = dependentStart
-        var dependents = [Int](repeating: 0, count: dependencyTargets.count)
-        for node in 0..<nodeCount {
-            for target in dependencies(of: node) {
-                dependents[fill[target]] = node
-                fill[target] += 1
-            }
-        }
-
-        var ready = (0..<nodeCount).filter { remaining[$0] == 0 }
-        var processed = 0
-        while let node = ready.popLast() {
-            processed += 1
-            let manager = managerOfNode[node]
-            if node + 1 < firstNode[manager + 1] {
-                remaining[node + 1] -= 1
-                if remaining[node + 1] == 0 { ready.append(node + 1) }
-            }
-            for dependent in dependents[dependentStart[node]..<dependentStart[node + 1]] {
-                remaining[dependent] -= 1
-                if remaining[dependent] == 0 { ready.append(dependent) }
-            }
-        }
-        guard processed < nodeCount, let start = remaining.firstIndex(where: { $0 > 0 }) else { return }
-        throw MigrationError.cycle(cycle(through: start, remaining: remaining))
+        let (from, to) = edges()
+        var order = TopologicalOrder(count: nodeCount, from: from, to: to)
+        let waves = order.waves()
+        guard let start = waves.firstIndex(where: { $0 == nil }) else { return }
+        throw MigrationError.cycle(cycle(through: start, isFreed: { waves[$0] != nil }))
     }
 
     /// A cycle among the nodes Kahn's algorithm could not free, in run order, rotated to start at
     /// its smallest node (by manager name, then version) and closed by repeating it.
-    private func cycle(through start: Int, remaining: [Int]) -> [MigrationReference] {
+    private func cycle(through start: Int, isFreed: (Int) -> Bool) -> [MigrationReference] {
         var visitedAt: [Int: Int] = [:]
         var walk: [Int] = []
         var node = start
@@ -137,10 +137,10 @@ struct MigrationGraph {
             visitedAt[node] = walk.count
             walk.append(node)
             // Every unfreed node still waits on an unfreed predecessor.
-            if hasChainPredecessor(node), remaining[node - 1] > 0 {
+            if hasChainPredecessor(node), !isFreed(node - 1) {
                 node -= 1
             } else {
-                node = dependencies(of: node).first { remaining[$0] > 0 }!
+                node = dependencies(of: node).first { !isFreed($0) }!
             }
         }
         let loop = Array(walk[visitedAt[node]!...].reversed())

@@ -8,10 +8,10 @@ import Foundation
 /// A failed step's transitive dependents are skipped; independent work goes on unless the
 /// failure policy says to stop. Cancelling starts nothing new; running steps finish. The
 /// decisions live in ``SchedulerState``; this class runs them on its own queue.
-final class Scheduler: @unchecked Sendable {
+final class Scheduler<Success: Sendable>: @unchecked Sendable {
     /// How a step ended.
     enum Outcome: Sendable {
-        case succeeded(StoreApplyOutcome)
+        case succeeded(Success)
         case failed(any Error)
         case skipped(because: Int)
         case cancelled
@@ -30,7 +30,7 @@ final class Scheduler: @unchecked Sendable {
     // Guards `state` and `completion`; steps, skip notices and the completion run outside it, so
     // that an observer may call back into the run (to cancel it, say) without deadlocking.
     private let lock = NSLock()
-    private var state: SchedulerState
+    private var state: SchedulerState<Success>
     private var completion: (@Sendable ([Result]) -> Void)?
     /// Skip notices handed out but not yet delivered: the run completes only after the last one,
     /// so that no event arrives after `run()` returned.
@@ -74,7 +74,7 @@ final class Scheduler: @unchecked Sendable {
     }
 
     /// Call with `lock` held; releases it.
-    private func perform(_ actions: SchedulerState.Actions) {
+    private func perform(_ actions: SchedulerState<Success>.Actions) {
         undeliveredSkips += actions.skipped.count
         var finished = takeCompletionIfDone()
         lock.unlock()

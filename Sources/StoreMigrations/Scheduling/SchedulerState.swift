@@ -1,18 +1,17 @@
 /// The bookkeeping of Kahn's algorithm for one run, kept apart from Dispatch so that every
 /// decision is made in one place, under one lock: which steps are ready, which store is busy,
 /// what is skipped when a step fails, and when the run is over.
-struct SchedulerState {
+struct SchedulerState<Success: Sendable> {
     /// What the driver must do after a change of state, outside the lock.
     struct Actions {
         var start: [Int] = []
         var skipped: [(step: Int, because: Int?)] = []
     }
 
-    private let steps: StepGraph
+    private var steps: StepGraph
     private let maxConcurrent: Int
     private let failurePolicy: FailurePolicy
-    private var remainingPredecessors: [Int]
-    private(set) var results: [Scheduler.Result?]
+    private(set) var results: [Scheduler<Success>.Result?]
     private var ready = ReadySteps()
     private var storeBusy: [Bool]
     private var waitingForStore: [[Int]]
@@ -25,7 +24,6 @@ struct SchedulerState {
         self.steps = steps
         self.maxConcurrent = max(1, maxConcurrentStores)
         self.failurePolicy = failurePolicy
-        self.remainingPredecessors = steps.predecessorCounts
         self.results = Array(repeating: nil, count: steps.count)
         self.storeBusy = Array(repeating: false, count: steps.storeCount)
         self.waitingForStore = Array(repeating: [], count: steps.storeCount)
@@ -33,13 +31,13 @@ struct SchedulerState {
     }
 
     mutating func start() -> Actions {
-        for step in 0..<steps.count where remainingPredecessors[step] == 0 { ready.insert(step) }
+        for step in steps.order.initiallyReady { ready.insert(step) }
         var actions = Actions()
         startReadySteps(&actions)
         return actions
     }
 
-    mutating func finish(_ step: Int, with result: Scheduler.Result) -> Actions {
+    mutating func finish(_ step: Int, with result: Scheduler<Success>.Result) -> Actions {
         var actions = Actions()
         record(result, for: step)
         running -= 1
@@ -55,9 +53,8 @@ struct SchedulerState {
         case .cancelled:
             stop(&actions)
         case .succeeded, .skipped:
-            for successor in steps.successors(of: step) {
-                remainingPredecessors[successor] -= 1
-                if remainingPredecessors[successor] == 0, results[successor] == nil { ready.insert(successor) }
+            steps.order.complete(step) { successor in
+                if results[successor] == nil { ready.insert(successor) }
             }
         }
         startReadySteps(&actions)
@@ -88,12 +85,12 @@ struct SchedulerState {
     }
 
     private mutating func skipDependents(of failed: Int, _ actions: inout Actions) {
-        var stack = Array(steps.successors(of: failed))
+        var stack = Array(steps.order.successors(of: failed))
         while let step = stack.popLast() {
             guard results[step] == nil else { continue }
-            record(Scheduler.Result(outcome: .skipped(because: failed)), for: step)
+            record(Scheduler<Success>.Result(outcome: .skipped(because: failed)), for: step)
             actions.skipped.append((step, failed))
-            stack.append(contentsOf: steps.successors(of: step))
+            stack.append(contentsOf: steps.order.successors(of: step))
         }
     }
 
@@ -104,12 +101,12 @@ struct SchedulerState {
         ready.removeAll()
         for index in waitingForStore.indices { waitingForStore[index].removeAll() }
         for step in 0..<steps.count where results[step] == nil && !isRunning[step] {
-            record(Scheduler.Result(outcome: .cancelled), for: step)
+            record(Scheduler<Success>.Result(outcome: .cancelled), for: step)
             actions.skipped.append((step, nil))
         }
     }
 
-    private mutating func record(_ result: Scheduler.Result, for step: Int) {
+    private mutating func record(_ result: Scheduler<Success>.Result, for step: Int) {
         results[step] = result
         finished += 1
     }

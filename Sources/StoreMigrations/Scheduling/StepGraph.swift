@@ -1,17 +1,21 @@
-/// The steps of a plan as the scheduler needs them: each step's store and how many steps it
-/// waits for, and the steps waiting for it, in flat arrays (no array per step).
+/// The steps of a run as the scheduler needs them: each step's store, and the order between
+/// steps. Built by the scheduler from plain arrays: it knows steps and stores by index, not what
+/// they are.
 struct StepGraph: Sendable {
-    /// The index of each step's store among the plan's distinct stores.
+    /// The index of each step's store among the run's distinct stores.
     let stores: [Int]
     let storeCount: Int
-    let predecessorCounts: [Int]
-    /// Step `s` is waited for by `successorList[successorStart[s]..<successorStart[s + 1]]`.
-    let successorStart: [Int]
-    let successorList: [Int]
+    /// The dependencies, released by Kahn's algorithm as steps finish.
+    var order: TopologicalOrder
 
     var count: Int { stores.count }
 
-    func successors(of step: Int) -> ArraySlice<Int> {
-        successorList[successorStart[step]..<successorStart[step + 1]]
+    /// - Parameters:
+    ///   - stores: Each step's store index, `0..<storeCount`.
+    ///   - edgeFrom: With `edgeTo`, the edges: step `edgeTo[i]` waits for step `edgeFrom[i]`.
+    init(stores: [Int], storeCount: Int, edgeFrom: [Int], edgeTo: [Int]) {
+        self.stores = stores
+        self.storeCount = storeCount
+        self.order = TopologicalOrder(count: stores.count, from: edgeFrom, to: edgeTo)
     }
 }

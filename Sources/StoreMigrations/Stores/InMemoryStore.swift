@@ -1,9 +1,9 @@
 import Foundation
 
-/// A store that keeps a value and its managers' levels in memory, for tests, previews and
+/// A store that keeps a value and its managers' records in memory, for tests, previews and
 /// benchmarks of the scheduler.
 ///
-/// Each migration edits a copy of the value; the copy and the new level replace the old ones
+/// Each transaction edits a copy of the value; the copy and the records replace the old ones
 /// together, so a body that throws leaves both as they were.
 ///
 /// ```swift
@@ -12,30 +12,32 @@ import Foundation
 /// counters.register("1.1") { values in values["launches", default: 0] += 1 }
 /// ```
 public final class InMemoryStore<Value: Sendable>: MigrationStore, @unchecked Sendable {
+    // @unchecked: `value`, `records` and `readFailure` are only touched with `lock` held; the
+    // rest are constants.
     /// Bodies edit the stored value.
     public typealias Content = Value
 
     private let lock = NSLock()
     private var value: Value
-    private var states: [String: ManagerState]
+    private var records: [String: MigrationRecord]
     private let rebuiltValue: Value?
     private let name: String
-    /// When set, ``readStates()`` throws it: stands in for an unreadable store in tests.
+    /// When set, ``readRecords()`` throws it: stands in for an unreadable store in tests.
     var readFailure: (any Error)?
 
-    /// Creates a store holding `value`, with `states` already recorded.
+    /// Creates a store holding `value`, with `records` already kept.
     ///
     /// - Parameter rebuiltValue: The value a rebuild starts from; a store given one is
     ///   rebuildable, like a cache.
     public init(
         _ value: Value,
-        states: [String: ManagerState] = [:],
+        records: [String: MigrationRecord] = [:],
         name: String = "in-memory store",
         rebuiltValue: Value? = nil
     ) {
         self.value = value
         self.rebuiltValue = rebuiltValue
-        self.states = states
+        self.records = records
         self.name = name
     }
 
@@ -47,44 +49,28 @@ public final class InMemoryStore<Value: Sendable>: MigrationStore, @unchecked Se
     /// The current value.
     public var contents: Value { lock.withLock { value } }
 
-    /// The recorded states, by manager name.
-    public var recordedStates: [String: ManagerState] { lock.withLock { states } }
-
-    public func readStates() throws -> [String: ManagerState] {
+    public func readRecords() throws -> [String: MigrationRecord] {
         try lock.withLock {
             if let readFailure { throw readFailure }
-            return states
+            return records
         }
     }
 
-    public func apply(_ migration: StoreMigration<Value>) throws -> StoreApplyOutcome {
+    public func transaction<T>(_ body: (inout [String: MigrationRecord], inout Value) throws -> T) throws -> T {
         try lock.withLock {
-            if let level = states[migration.manager]?.level, level >= migration.version {
-                return .alreadyApplied(level: level)
-            }
-            var copy = value
-            try migration.run(on: &copy)
-            value = copy
-            states[migration.manager, default: ManagerState()].level = migration.version
-            return .applied
+            var newRecords = records
+            var newValue = value
+            let result = try body(&newRecords, &newValue)
+            records = newRecords
+            value = newValue
+            return result
         }
     }
 
-    public func updateState(of manager: String, _ update: (inout ManagerState) -> Void) throws {
-        lock.withLock {
-            var state = states[manager] ?? ManagerState()
-            update(&state)
-            states[manager] = state
-        }
-    }
-
-    public func rebuild(resetting manager: String) throws {
+    public func rebuild(_ content: inout Value) throws {
         guard let rebuiltValue else {
-            throw MigrationError.resetNotSupported(manager: manager, store: name)
+            throw MigrationError.resetNotSupported(manager: "", store: name)
         }
-        lock.withLock {
-            value = rebuiltValue
-            states[manager] = nil
-        }
+        content = rebuiltValue
     }
 }

@@ -73,12 +73,31 @@ struct AtomicFile: Sendable {
         }
     }
 
+    /// Throws unless the file, if it exists, may be replaced: this process may write it, and it
+    /// has a write permission bit at all. Replacing goes through a rename, which the folder's
+    /// permissions alone allow, so without this check a read-only file (or, for root, a
+    /// `chmod a-w` one) would be replaced silently.
+    func checkReplaceable() throws {
+        let path = url.path
+        var status = stat()
+        guard stat(path, &status) == 0 else { return }
+        if status.st_mode & 0o222 == 0 {
+            throw FileStoreError(
+                .checkWritable, path: path, store: store, code: EACCES,
+                reason: "it has no write permission (mode \(String(status.st_mode & 0o7777, radix: 8)))")
+        }
+        if access(path, W_OK) != 0 {
+            throw FileStoreError.system(.checkWritable, path: path, store: store, code: errno)
+        }
+    }
+
     /// Replaces the file's contents with `data`, creating the file if needed.
     ///
     /// An error thrown before the rename (`.createTemporaryFile`, `.write`, `.synchronize`,
     /// `.replace`) leaves the target as it was. An error from `.synchronizeDirectory` comes after
     /// the rename: the new contents are in place but their durability is not guaranteed. An
-    /// existing target's permissions are kept; a symbolic link at the target is replaced by a file.
+    /// existing target's permissions are kept, and its owner and group where this process may set
+    /// them; a symbolic link at the target is replaced by a file.
     func replaceContents(with data: Data) throws {
         let folder = url.deletingLastPathComponent()
         let temporaryPath = folder
@@ -103,6 +122,11 @@ struct AtomicFile: Sendable {
             // open's mode is filtered by the umask; an existing file's mode is kept exactly.
             if targetExists, fchmod(descriptor, mode) != 0 {
                 throw FileStoreError.system(.write, path: temporaryPath, store: store, code: errno)
+            }
+            // Only root (or a member of the group, for the group) may give a file away: where
+            // the system refuses, the new file stays this process's, as any rewrite would leave it.
+            if targetExists, existing.st_uid != geteuid() || existing.st_gid != getegid() {
+                _ = fchown(descriptor, existing.st_uid, existing.st_gid)
             }
             try writeAll(data, to: descriptor, path: temporaryPath)
             try synchronize(descriptor, path: temporaryPath)

@@ -26,6 +26,9 @@ public struct FileStoreError: Error, Sendable, Hashable, CustomStringConvertible
     public enum Operation: Sendable, Hashable {
         /// Reading the store's file.
         case read
+        /// Checking, before a step runs, that the store's file may be replaced: it is refused when
+        /// this process may not write it or it has no write permission at all.
+        case checkWritable
         /// Creating the temporary file a new version of the store's file is written to.
         case createTemporaryFile
         /// Writing the temporary file.
@@ -99,15 +102,6 @@ public struct FileStoreError: Error, Sendable, Hashable, CustomStringConvertible
         return FileStoreError(operation, path: path, store: store, code: nil, reason: nsError.localizedDescription)
     }
 
-    /// Runs `body`, naming `migration` in any `FileStoreError` it throws.
-    static func attributing<T>(to migration: MigrationReference?, _ body: () throws -> T) throws -> T {
-        do {
-            return try body()
-        } catch var error as FileStoreError {
-            if error.migration == nil { error.migration = migration }
-            throw error
-        }
-    }
 
     /// The message: what failed, where, and what to do.
     public var description: String {
@@ -119,6 +113,10 @@ public struct FileStoreError: Error, Sendable, Hashable, CustomStringConvertible
             return failure + " Nothing was migrated. Make sure this process may read the file "
                 + "(permissions, data protection) and launch again; an unreadable store is never "
                 + "taken for an empty one."
+        case .checkWritable:
+            return failure + " Nothing was migrated and the file was left as it is: the store never "
+                + "replaces a file its owner protected. Make it writable for this process (chmod u+w, "
+                + "or run as its owner) and launch again."
         case .createTemporaryFile, .write, .synchronize, .replace:
             return failure + " The store's file was left as it was and no level was recorded. "
                 + "Check the free disk space and write permission in \(directory), then launch again."
@@ -150,6 +148,7 @@ public struct FileStoreError: Error, Sendable, Hashable, CustomStringConvertible
     private var summary: String {
         switch operation {
         case .read: return "Could not read \(path)"
+        case .checkWritable: return "Will not replace the protected file \(path)"
         case .createTemporaryFile: return "Could not create the temporary file \(path)"
         case .write: return "Could not write the temporary file \(path)"
         case .synchronize: return "Could not flush the temporary file \(path) to disk"
@@ -163,5 +162,13 @@ public struct FileStoreError: Error, Sendable, Hashable, CustomStringConvertible
         case .move: return "Could not move \(path)"
         case .remove: return "Could not remove \(path)"
         }
+    }
+}
+
+extension FileStoreError: MigrationAttributableError {
+    func attributed(to migration: MigrationReference) -> any Error {
+        var error = self
+        if error.migration == nil { error.migration = migration }
+        return error
     }
 }

@@ -15,20 +15,24 @@ import Foundation
 /// }
 /// ```
 ///
-/// The levels live in a marker file inside the directory, `.store-migrations.json`, next to the
-/// lock file `.store-migrations.lock`; the helpers never list, move or remove either. Deleting the
-/// whole directory therefore forgets the levels with the contents, which for a cache is
-/// consistent: an empty cache at no level. A missing directory is an empty store with no levels,
-/// created on the first step. The store is rebuildable: the ``NewerStorePolicy/reset`` policy
-/// empties it with ``rebuild(resetting:)``.
+/// The records live in a marker file inside the directory, `.store-migrations.json`, which the
+/// helpers never list, move or remove. Deleting the whole directory therefore forgets the records
+/// with the contents, which for a cache is consistent: an empty cache at no level. The lock file
+/// lives beside the directory, not in it (`Thumbnails.store-migrations.lock` next to
+/// `Thumbnails/`), so that a body that removes and recreates the directory never lets a second
+/// process in while the step runs. A missing directory is an empty store with no records, created
+/// on the first step. The store is rebuildable: the ``NewerStorePolicy/reset`` policy empties it.
 public final class CacheStore: MigrationStore {
     /// What a migration body works on.
     public typealias Content = CacheDirectory
 
     /// The name of the marker file holding the levels, inside the directory.
     static let markerName = ".store-migrations.json"
-    /// The name of the lock file, inside the directory.
+    /// The name of the lock file releases before this one kept inside the directory; the helpers
+    /// still leave it alone.
     static let lockName = ".store-migrations.lock"
+    /// What the lock file beside the directory adds to the directory's name.
+    static let lockSuffix = ".store-migrations.lock"
     private static let levelsKey = "levels"
 
     /// The cache directory.
@@ -37,7 +41,8 @@ public final class CacheStore: MigrationStore {
     /// ``FileStoreError`` with operation ``FileStoreError/Operation/waitForLock``.
     public let lockTimeout: Duration
     private let marker: AtomicFile
-    private let lockURL: URL
+    /// The lock file, beside the directory.
+    let lockURL: URL
 
     /// A store for the cache directory at `directory`, which need not exist yet.
     ///
@@ -50,7 +55,9 @@ public final class CacheStore: MigrationStore {
     init(directory: URL, lockTimeout: Duration, faults: AtomicFile.Faults) {
         self.directory = directory
         self.lockTimeout = lockTimeout
-        self.lockURL = directory.appendingPathComponent(Self.lockName)
+        let standardized = directory.standardizedFileURL
+        self.lockURL = standardized.deletingLastPathComponent()
+            .appendingPathComponent(standardized.lastPathComponent + Self.lockSuffix)
         self.marker = AtomicFile(
             url: directory.appendingPathComponent(Self.markerName),
             store: "cache directory \(directory.path)", faults: faults)
@@ -62,99 +69,79 @@ public final class CacheStore: MigrationStore {
     /// Always `true`: a cache can be emptied and rebuilt by the app.
     public var isRebuildable: Bool { true }
 
+    /// The directory itself: two store objects for one directory are one store to the scheduler.
+    public var identity: StoreIdentity { .file(directory) }
+
     /// Whether `name`, at the top of the directory, is one of the store's own files: the marker,
-    /// the lock, or a temporary marker left by a writer that died.
+    /// an older release's lock file, or a temporary marker left by a writer that died.
     static func isOwnFile(_ name: String) -> Bool {
         name == markerName || name == lockName || name.hasPrefix("." + markerName + ".")
     }
 
-    /// The levels recorded in the marker file; none when it (or the directory) does not exist.
+    /// The records kept in the marker file; none when it (or the directory) does not exist.
+    /// Reads only: creates nothing, takes no lock.
     ///
     /// - Throws: ``CacheStoreError/invalidMarker(file:reason:migration:)`` when the marker does
     ///   not parse, ``FileStoreError`` when it cannot be read.
-    public func readStates() throws -> [String: ManagerState] {
-        try readMarker(for: nil).levels.states
+    public func readRecords() throws -> [String: MigrationRecord] {
+        try readMarker().records.records
     }
 
-    /// Under the lock: reads the marker again, returns
-    /// ``StoreApplyOutcome/alreadyApplied(level:)`` if the manager is already at or past the
-    /// migration, else runs the body on the directory and then records the level atomically.
+    /// Under the lock: reads the marker again, runs `body` on the directory, then records what it
+    /// changed in the marker, atomically.
     ///
-    /// Not transactional: if the body throws, its changes stay and the level does not advance.
-    /// Errors the body throws come out unchanged.
-    public func apply(_ migration: StoreMigration<CacheDirectory>) throws -> StoreApplyOutcome {
-        let reference = MigrationReference(manager: migration.manager, version: migration.version)
-        return try locked(for: reference) {
-            var contents = try readMarker(for: reference)
-            var state = contents.levels.states[migration.manager] ?? ManagerState()
-            if let level = state.level, level >= migration.version {
-                return .alreadyApplied(level: level)
-            }
-            var cache = CacheDirectory(url: directory, store: description, migration: reference)
-            try migration.run(on: &cache)
-            state.level = migration.version
-            contents.levels.set(state, of: migration.manager)
-            try writeMarker(contents)
-            return .applied
+    /// Not transactional: if `body` throws, its changes to the files stay and the records do not
+    /// change. Errors `body` throws come out unchanged.
+    public func transaction<T>(_ body: (inout [String: MigrationRecord], inout CacheDirectory) throws -> T) throws -> T {
+        try locked {
+            var contents = try readMarker()
+            var records = contents.records.records
+            try createDirectory()
+            var cache = CacheDirectory(url: directory, store: description, migration: nil)
+            let result = try body(&records, &cache)
+            if contents.records.update(to: records) { try writeMarker(contents) }
+            return result
         }
     }
 
-    /// Under the lock: reads the marker again and rewrites it with `manager`'s updated state.
-    /// Writes nothing when `update` changes nothing.
-    public func updateState(of manager: String, _ update: (inout ManagerState) -> Void) throws {
-        try locked(for: nil) {
-            var contents = try readMarker(for: nil)
-            var state = contents.levels.states[manager] ?? ManagerState()
-            update(&state)
-            guard state != contents.levels.states[manager] ?? ManagerState() else { return }
-            contents.levels.set(state, of: manager)
-            try writeMarker(contents)
-        }
+    /// Removes everything in the directory but the store's own files.
+    public func rebuild(_ content: inout CacheDirectory) throws {
+        try content.removeAll()
     }
 
-    /// Removes everything in the directory but the store's own files, then forgets `manager`'s
-    /// state.
-    ///
-    /// Files go first: if the app dies in between, the level still says "newer" and the next
-    /// launch resets again, rather than migrating leftovers of a newer app.
-    public func rebuild(resetting manager: String) throws {
-        try locked(for: nil) {
-            var contents = try readMarker(for: nil)
-            try CacheDirectory(url: directory, store: description, migration: nil).removeAll()
-            guard contents.levels.states[manager] != nil else { return }
-            contents.levels.remove(manager)
-            try writeMarker(contents)
-        }
-    }
-
-    /// The marker's contents: the levels, and any other keys a newer version wrote, kept as is.
+    /// The marker's contents: the records, and any other keys a newer release wrote, kept as is.
     private struct MarkerContents {
-        var levels: StoredLevels
-        var otherValues: [String: PreferenceValue]
+        var records: StoredRecords
+        var otherValues: [String: Any]
     }
 
-    private func readMarker(for migration: MigrationReference?) throws -> MarkerContents {
-        guard let data = try FileStoreError.attributing(to: migration, marker.contents) else {
-            return MarkerContents(levels: StoredLevels(), otherValues: [:])
+    private func readMarker() throws -> MarkerContents {
+        guard let data = try marker.contents() else {
+            return MarkerContents(records: StoredRecords(), otherValues: [:])
         }
         do {
-            var values = try PreferencesJSON.decode(data)
-            let levels = try StoredLevels(values.removeValue(forKey: Self.levelsKey))
-            return MarkerContents(levels: levels, otherValues: values)
-        } catch let error as PreferencesFormatError {
-            throw CacheStoreError.invalidMarker(file: marker.url.path, reason: error.reason, migration: migration)
-        } catch let error as StoredLevels.Invalid {
+            guard var values = try JSONSerialization.jsonObject(with: data) as? [String: Any] else {
+                throw CacheStoreError.invalidMarker(
+                    file: marker.url.path, reason: "the top level is not a JSON object", migration: nil)
+            }
+            let records = try StoredRecords(values.removeValue(forKey: Self.levelsKey))
+            return MarkerContents(records: records, otherValues: values)
+        } catch let error as StoredRecords.Invalid {
             let entry = error.manager.map { "the entry of manager \"\($0)\"" } ?? "\"\(Self.levelsKey)\""
-            throw CacheStoreError.invalidMarker(
-                file: marker.url.path, reason: "\(entry) \(error.reason)", migration: migration)
+            throw CacheStoreError.invalidMarker(file: marker.url.path, reason: "\(entry) \(error.reason)", migration: nil)
+        } catch let error as CacheStoreError {
+            throw error
+        } catch {
+            let reason = data.isEmpty ? "the file is empty" : "it is not valid JSON (\((error as NSError).localizedDescription))"
+            throw CacheStoreError.invalidMarker(file: marker.url.path, reason: reason, migration: nil)
         }
     }
 
     private func writeMarker(_ contents: MarkerContents) throws {
         var values = contents.otherValues
-        values[Self.levelsKey] = contents.levels.value
-        // Versions and dictionaries of strings always encode.
-        let data = try PreferencesJSON.encode(values)
+        values[Self.levelsKey] = contents.records.object
+        // Strings, lists and dictionaries of them, plus what JSONSerialization itself read, always encode.
+        let data = try JSONSerialization.data(withJSONObject: values, options: [.sortedKeys, .prettyPrinted])
         // A body may have deleted the directory itself rather than its contents.
         try createDirectory()
         try marker.replaceContents(with: data)
@@ -168,14 +155,18 @@ public final class CacheStore: MigrationStore {
         }
     }
 
-    /// Runs `body` holding the store's lock, creating the directory first if needed.
-    private func locked<T>(for migration: MigrationReference?, _ body: () throws -> T) throws -> T {
-        try FileStoreError.attributing(to: migration) {
-            try createDirectory()
-            return try FileLock.withLock(url: lockURL, store: description, timeout: lockTimeout) {
-                marker.removeTemporaryLeftovers()
-                return try body()
-            }
+    /// Runs `body` holding the store's lock, beside the directory, whose folder it creates if
+    /// needed: running creates what it needs, planning (``readRecords()``) never does.
+    private func locked<T>(_ body: () throws -> T) throws -> T {
+        let parent = lockURL.deletingLastPathComponent()
+        do {
+            try FileManager.default.createDirectory(at: parent, withIntermediateDirectories: true)
+        } catch {
+            throw FileStoreError.foundation(.createDirectory, path: parent.path, store: description, error: error)
+        }
+        return try FileLock.withLock(url: lockURL, store: description, timeout: lockTimeout) {
+            marker.removeTemporaryLeftovers()
+            return try body()
         }
     }
 }

@@ -37,3 +37,16 @@ public enum CacheStoreError: Error, Sendable, Hashable, CustomStringConvertible,
     /// The same message as ``description``.
     public var errorDescription: String? { description }
 }
+
+extension CacheStoreError: MigrationAttributableError {
+    func attributed(to migration: MigrationReference) -> any Error {
+        switch self {
+        case let .invalidMarker(file, reason, nil):
+            return CacheStoreError.invalidMarker(file: file, reason: reason, migration: migration)
+        case let .invalidPath(path, directory, reason, nil):
+            return CacheStoreError.invalidPath(path: path, directory: directory, reason: reason, migration: migration)
+        case .invalidMarker, .invalidPath:
+            return self
+        }
+    }
+}

@@ -60,6 +60,11 @@ enum PreferencesPropertyList {
         }
     }
 
+    /// The value of a property-list object, such as the records a ``StoredRecords`` writes.
+    static func value(from object: Any) throws -> PreferenceValue {
+        try value(from: object, path: [])
+    }
+
     private static func value(from object: Any, path: [String]) throws -> PreferenceValue {
         // Checked first: on Linux a Bool or an NSNumber also casts to the other.
         if let number = object as? NSNumber {
@@ -107,7 +112,7 @@ enum PreferencesPropertyList {
         }
     }
 
-    private static func object(from value: PreferenceValue) -> Any {
+    static func object(from value: PreferenceValue) -> Any {
         switch value {
         case .string(let string): return string
         case .int(let int): return int

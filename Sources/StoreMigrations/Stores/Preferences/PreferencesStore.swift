@@ -85,74 +85,60 @@ public final class PreferencesStore: MigrationStore {
     ///
     /// - Throws: ``PreferencesStoreError`` or ``FileStoreError`` when the file cannot be read.
     public func read() throws -> Preferences {
-        try load(for: nil)?.preferences ?? Preferences()
+        try load()?.preferences ?? Preferences()
     }
 
-    /// The levels recorded in the file; none when it does not exist.
+    /// The file itself: two store objects for one file are one store to the scheduler.
+    public var identity: StoreIdentity { .file(url) }
+
+    /// The records kept in the file; none when it does not exist. Reads only: creates nothing,
+    /// takes no lock (the file is only ever replaced whole).
     ///
-    /// - Throws: ``PreferencesStoreError`` when the file or its levels do not parse,
+    /// - Throws: ``PreferencesStoreError`` when the file or its records do not parse,
     ///   ``FileStoreError`` when it cannot be read. Never an empty result for a bad file.
-    public func readStates() throws -> [String: ManagerState] {
-        try load(for: nil).map { try $0.levels(for: nil) }?.states ?? [:]
+    public func readRecords() throws -> [String: MigrationRecord] {
+        try load().map { try $0.records() }?.records ?? [:]
     }
 
-    /// Under the lock: reads the file again, returns
-    /// ``StoreApplyOutcome/alreadyApplied(level:)`` if the manager is already at or past the
-    /// migration, else runs the body on a copy of the preferences and writes them with the new
-    /// level in one atomic replacement.
+    /// Under the lock: reads the file again, hands `body` the records and a copy of the
+    /// preferences, and writes both back in one atomic replacement when the records changed.
     ///
-    /// A body that throws, an unreadable file or a failed write leave the file byte-for-byte as
-    /// it was. Errors the body throws come out unchanged.
-    public func apply(_ migration: StoreMigration<Preferences>) throws -> StoreApplyOutcome {
-        let reference = MigrationReference(manager: migration.manager, version: migration.version)
-        return try locked(for: reference) {
-            let snapshot = try load(for: reference)
-            var levels = try snapshot?.levels(for: reference) ?? StoredLevels()
-            var state = levels.states[migration.manager] ?? ManagerState()
-            if let level = state.level, level >= migration.version {
-                return .alreadyApplied(level: level)
-            }
+    /// A live file this process may not write (no write permission, or no write bit at all, as
+    /// `chmod a-w` leaves it) is refused with a ``FileStoreError`` before `body` runs: the store
+    /// never replaces a file its owner protected. A body that throws, an unreadable file or a
+    /// failed write leave the file byte-for-byte as it was. Errors `body` throws come out
+    /// unchanged.
+    public func transaction<T>(_ body: (inout [String: MigrationRecord], inout Preferences) throws -> T) throws -> T {
+        try locked {
+            let snapshot = try load()
+            var stored = try snapshot?.records() ?? StoredRecords()
+            var records = stored.records
             var preferences = snapshot?.preferences ?? Preferences()
-            try migration.run(on: &preferences)
-            state.level = migration.version
-            levels.set(state, of: migration.manager)
-            try save(preferences, levels: levels, for: reference)
-            return .applied
+            if snapshot != nil { try file.checkReplaceable() }
+            let result = try body(&records, &preferences)
+            if stored.update(to: records) { try save(preferences, records: stored) }
+            return result
         }
     }
 
-    /// Under the lock: reads the file again and rewrites it with `manager`'s updated state, the
-    /// app's preferences untouched. Writes nothing when `update` changes nothing.
-    public func updateState(of manager: String, _ update: (inout ManagerState) -> Void) throws {
-        try locked(for: nil) {
-            let snapshot = try load(for: nil)
-            var levels = try snapshot?.levels(for: nil) ?? StoredLevels()
-            var state = levels.states[manager] ?? ManagerState()
-            update(&state)
-            guard state != levels.states[manager] ?? ManagerState() else { return }
-            levels.set(state, of: manager)
-            try save(snapshot?.preferences ?? Preferences(), levels: levels, for: nil)
-        }
-    }
-
-    /// The file's contents, split into the app's preferences and the stored levels.
+    /// The file's contents, split into the app's preferences and the stored records.
     private struct Snapshot {
         let preferences: Preferences
-        let storedLevels: PreferenceValue?
+        let storedRecords: PreferenceValue?
         let file: String
 
-        func levels(for migration: MigrationReference?) throws -> StoredLevels {
+        func records() throws -> StoredRecords {
             do {
-                return try StoredLevels(storedLevels)
+                return try StoredRecords(storedRecords.map(PreferencesPropertyList.object(from:)))
             } catch {
                 throw PreferencesStoreError.invalidLevels(
-                    file: file, manager: error.manager, reason: error.reason, migration: migration)
+                    file: file, manager: error.manager, reason: error.reason, migration: nil)
             }
         }
     }
 
-    private func load(for migration: MigrationReference?) throws -> Snapshot? {
-        guard let data = try FileStoreError.attributing(to: migration, file.contents) else { return nil }
+    private func load() throws -> Snapshot? {
+        guard let data = try file.contents() else { return nil }
         var values: [String: PreferenceValue]
         do {
             switch format {
@@ -161,18 +147,22 @@ public final class PreferencesStore: MigrationStore {
             }
         } catch let error as PreferencesFormatError {
             throw PreferencesStoreError.unreadableFile(
-                file: url.path, format: format, reason: error.reason, migration: migration)
+                file: url.path, format: format, reason: error.reason, migration: nil)
         }
-        let levels = values.removeValue(forKey: Self.levelsKey)
-        return Snapshot(preferences: Preferences(values), storedLevels: levels, file: url.path)
+        let records = values.removeValue(forKey: Self.levelsKey)
+        return Snapshot(preferences: Preferences(values), storedRecords: records, file: url.path)
     }
 
-    private func save(_ preferences: Preferences, levels: StoredLevels, for migration: MigrationReference?) throws {
+    private func save(_ preferences: Preferences, records: StoredRecords) throws {
         var values = preferences.values
         guard values[Self.levelsKey] == nil else {
-            throw PreferencesStoreError.reservedKey(file: url.path, migration: migration)
+            throw PreferencesStoreError.reservedKey(file: url.path, migration: nil)
         }
-        values[Self.levelsKey] = levels.value
+        do {
+            values[Self.levelsKey] = try records.object.map(PreferencesPropertyList.value(from:))
+        } catch {
+            throw PreferencesStoreError.invalidLevels(file: url.path, manager: nil, reason: "\(error)", migration: nil)
+        }
         let data: Data
         do {
             switch format {
@@ -181,24 +171,23 @@ public final class PreferencesStore: MigrationStore {
             }
         } catch let error as PreferencesFormatError {
             throw PreferencesStoreError.unencodableValue(
-                file: url.path, format: format, reason: error.reason, migration: migration)
+                file: url.path, format: format, reason: error.reason, migration: nil)
         }
-        try FileStoreError.attributing(to: migration) { try file.replaceContents(with: data) }
+        try file.replaceContents(with: data)
     }
 
-    /// Runs `body` holding the store's lock, creating the file's folder first if needed.
-    private func locked<T>(for migration: MigrationReference?, _ body: () throws -> T) throws -> T {
-        try FileStoreError.attributing(to: migration) {
-            let folder = url.deletingLastPathComponent()
-            do {
-                try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-            } catch {
-                throw FileStoreError.foundation(.createDirectory, path: folder.path, store: description, error: error)
-            }
-            return try FileLock.withLock(url: lockURL, store: description, timeout: lockTimeout) {
-                file.removeTemporaryLeftovers()
-                return try body()
-            }
+    /// Runs `body` holding the store's lock, creating the file's folder first if needed: running
+    /// creates what it needs, planning (``readRecords()``) never does.
+    private func locked<T>(_ body: () throws -> T) throws -> T {
+        let folder = url.deletingLastPathComponent()
+        do {
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        } catch {
+            throw FileStoreError.foundation(.createDirectory, path: folder.path, store: description, error: error)
+        }
+        return try FileLock.withLock(url: lockURL, store: description, timeout: lockTimeout) {
+            file.removeTemporaryLeftovers()
+            return try body()
         }
     }
 }

@@ -55,3 +55,20 @@ public enum PreferencesStoreError: Error, Sendable, Hashable, CustomStringConver
         migration.map { " (read for migration \($0))" } ?? ""
     }
 }
+
+extension PreferencesStoreError: MigrationAttributableError {
+    func attributed(to migration: MigrationReference) -> any Error {
+        switch self {
+        case let .unreadableFile(file, format, reason, nil):
+            return PreferencesStoreError.unreadableFile(file: file, format: format, reason: reason, migration: migration)
+        case let .invalidLevels(file, manager, reason, nil):
+            return PreferencesStoreError.invalidLevels(file: file, manager: manager, reason: reason, migration: migration)
+        case let .unencodableValue(file, format, reason, nil):
+            return PreferencesStoreError.unencodableValue(file: file, format: format, reason: reason, migration: migration)
+        case let .reservedKey(file, nil):
+            return PreferencesStoreError.reservedKey(file: file, migration: migration)
+        case .unreadableFile, .invalidLevels, .unencodableValue, .reservedKey:
+            return self
+        }
+    }
+}

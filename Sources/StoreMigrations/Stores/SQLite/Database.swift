@@ -37,13 +37,33 @@ public final class Database {
     /// authorizer and a nested call must not remove the outer one's.
     private var transactionControlDenials = 0
 
-    /// Opens (creating if missing) the database at `path` in WAL mode with foreign keys enforced.
+    /// How a connection is opened.
+    enum OpenMode {
+        /// Creating the database if missing, switched to WAL, with foreign keys enforced: for
+        /// migrating.
+        case migrating
+        /// An existing database only, as it is (no journal-mode switch), refusing writes
+        /// (`query_only`): for planning. Opened read-write when the file allows it, because a
+        /// read-only connection to a WAL database leaves its `-wal` and `-shm` files behind,
+        /// while the last read-write connection to close removes them.
+        case inspecting
+        /// An existing database through a read-only connection, when the file is not writable.
+        case readOnly
+    }
+
+    /// Opens the database at `path` as `mode` says (creating it if missing and migrating, in WAL
+    /// mode with foreign keys enforced).
     ///
     /// Opening reads the file's header, so a file that is not a database fails here with
     /// `SQLITE_NOTADB`, before anything is written to it.
-    init(path: String, busyTimeout: TimeInterval) throws {
+    init(path: String, busyTimeout: TimeInterval, mode: OpenMode = .migrating) throws {
         var handle: OpaquePointer?
-        let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
+        let flags: Int32
+        switch mode {
+        case .migrating: flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
+        case .inspecting: flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX
+        case .readOnly: flags = SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX
+        }
         let status = sqlite3_open_v2(path, &handle, flags, nil)
         guard status == SQLITE_OK, let handle else {
             let message = handle.map { String(cString: sqlite3_errmsg($0)) } ?? String(cString: sqlite3_errstr(status))
@@ -54,8 +74,15 @@ public final class Database {
         self.path = path
         sqlite3_extended_result_codes(handle, 1)
         sqlite3_busy_timeout(handle, Int32(clamping: Int((max(0, busyTimeout) * 1_000).rounded())))
-        try switchToWAL(waitingAtMost: busyTimeout)
-        try execute("PRAGMA foreign_keys = ON")
+        switch mode {
+        case .migrating:
+            try switchToWAL(waitingAtMost: busyTimeout)
+            try execute("PRAGMA foreign_keys = ON")
+        case .inspecting:
+            try execute("PRAGMA query_only = ON")
+        case .readOnly:
+            break
+        }
     }
 
     /// Switches the database to WAL, waiting at most `timeout` seconds for other connections.
@@ -270,3 +297,5 @@ public final class Database {
         "\"" + identifier.replacingOccurrences(of: "\"", with: "\"\"") + "\""
     }
 }
+
+extension Database: MigrationContextCarrier {}

@@ -91,30 +91,36 @@ public final class SQLiteStore: MigrationStore, @unchecked Sendable {
 
     // MARK: MigrationStore
 
-    /// Reads every manager's state from `store_migrations_levels` in one snapshot.
+    /// The database file: two store objects for one file are one store to the scheduler.
+    public var identity: StoreIdentity { .file(url) }
+
+    /// Reads every manager's record from `store_migrations_levels` and `store_migrations_history`
+    /// in one snapshot, changing nothing.
     ///
-    /// A new or empty database has no states. A file that is not a database, a lock held past the
-    /// busy timeout, or a level that is not a version throws.
-    public func readStates() throws -> [String: ManagerState] {
-        try withConnection { db in
-            try reading(db) {
-                guard try db.tableExists(Self.levelsTable) else { return [:] }
-                var states: [String: ManagerState] = [:]
-                for row in try db.rows("SELECT manager, level, app_version FROM \(Self.levelsTable)") {
-                    let manager: String = try row["manager"]
-                    states[manager] = try state(of: manager, from: row)
-                }
-                return states
-            }
+    /// A missing database has no records and stays missing. An existing one is read through a
+    /// connection of its own that refuses writes and switches no journal mode, closed before
+    /// returning, so that no `-wal` or `-shm` file stays behind (unless a step of this store
+    /// has opened its migrating connection already, which is then used). A file that is not a
+    /// database, a lock held past the busy timeout, or a record that does not parse throws.
+    public func readRecords() throws -> [String: MigrationRecord] {
+        lock.lock()
+        defer { lock.unlock() }
+        if let connection { return try reading(connection) { try records(in: connection) } }
+        guard FileManager.default.fileExists(atPath: url.path) else { return [:] }
+        let db: Database
+        do {
+            db = try Database(path: url.path, busyTimeout: busyTimeout, mode: .inspecting)
+        } catch let error as SQLiteError where error.code == SQLITE_CANTOPEN || error.code == SQLITE_READONLY {
+            db = try Database(path: url.path, busyTimeout: busyTimeout, mode: .readOnly)
         }
+        return try reading(db) { try records(in: db) }
     }
 
-    /// Runs `migration` in one `IMMEDIATE` transaction with its level and history row; see the
-    /// type's discussion for the steps. The body's error, or the ``SQLiteError`` that stopped
-    /// the step, is rethrown after the rollback.
-    public func apply(_ migration: StoreMigration<Database>) throws -> StoreApplyOutcome {
+    /// Runs `body` in one `IMMEDIATE` transaction with the records, then writes the records that
+    /// changed, checks foreign keys and commits; see the type's discussion. The body's error, or
+    /// the ``SQLiteError`` that stopped the step, is rethrown after the rollback.
+    public func transaction<T>(_ body: (inout [String: MigrationRecord], inout Database) throws -> T) throws -> T {
         try withConnection { db in
-            let start = ContinuousClock.now
             // SQLite ignores this pragma inside a transaction, hence before BEGIN (step 1 of the
             // documented schema-change procedure) and after the transaction ends (step 12).
             let disablesForeignKeys = foreignKeyCheck == .deferred
@@ -122,61 +128,23 @@ public final class SQLiteStore: MigrationStore, @unchecked Sendable {
             defer { if disablesForeignKeys { try? db.setPragmaFlag("foreign_keys", true) } }
 
             return try inWriteTransaction(db) {
-                if let level = try level(of: migration.manager, in: db), level >= migration.version {
-                    return .alreadyApplied(level: level)
-                }
-                db.context = migration.context
-                defer { db.context = nil }
+                try upgradeStoreTables(db)
+                let before = try records(in: db)
+                var records = before
                 // The body gets its own reference: reassigning it cannot swap the store's connection.
                 var content = db
-                try db.denyingTransactionControl { try migration.run(on: &content) }
-                // Never record a level outside the transaction that holds the body's changes.
+                let result = try db.denyingTransactionControl { try body(&records, &content) }
+                // Never record anything outside the transaction that holds the body's changes.
                 guard db.isInTransaction else {
                     throw db.error(
                         code: SQLITE_MISUSE,
-                        message: "the body of \(migration.manager)@\(migration.version) ended the "
-                            + "store's transaction; its level was not recorded",
+                        message: "a migration body ended the store's transaction; nothing was recorded",
                         sql: nil)
                 }
-
-                try db.execute(
-                    """
-                    INSERT INTO \(Self.levelsTable)(manager, level) VALUES (?, ?)
-                    ON CONFLICT(manager) DO UPDATE SET level = excluded.level
-                    """,
-                    arguments: [.text(migration.manager), .text(migration.version.description)])
-                let duration = (ContinuousClock.now - start).seconds
-                try db.execute(
-                    """
-                    INSERT INTO \(Self.historyTable)(manager, version, applied_at, duration_seconds)
-                    VALUES (?, ?, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'), ?)
-                    """,
-                    arguments: [.text(migration.manager), .text(migration.version.description), .real(duration)])
+                guard records != before else { return result }
+                try write(records, over: before, in: db)
                 if disablesForeignKeys { try db.checkForeignKeys() }
-                return .applied
-            }
-        }
-    }
-
-    /// Changes `manager`'s recorded state in its own `IMMEDIATE` transaction, without touching
-    /// the data.
-    public func updateState(of manager: String, _ update: (inout ManagerState) -> Void) throws {
-        try withConnection { db in
-            try inWriteTransaction(db) {
-                let row = try db.row(
-                    "SELECT manager, level, app_version FROM \(Self.levelsTable) WHERE manager = ?",
-                    arguments: [.text(manager)])
-                var state = try row.map { try self.state(of: manager, from: $0) } ?? ManagerState()
-                update(&state)
-                try db.execute(
-                    """
-                    INSERT INTO \(Self.levelsTable)(manager, level, app_version) VALUES (?, ?, ?)
-                    ON CONFLICT(manager) DO UPDATE SET level = excluded.level, app_version = excluded.app_version
-                    """,
-                    arguments: [
-                        .text(manager), DatabaseValue(state.level?.description),
-                        DatabaseValue(state.appVersion?.description),
-                    ])
+                return result
             }
         }
     }
@@ -277,11 +245,106 @@ public final class SQLiteStore: MigrationStore, @unchecked Sendable {
         try db.execute(
             """
             CREATE TABLE IF NOT EXISTS \(Self.levelsTable)(
-                manager TEXT PRIMARY KEY NOT NULL, level TEXT, app_version TEXT);
+                manager TEXT PRIMARY KEY NOT NULL, level TEXT, app_version TEXT, baseline TEXT);
             CREATE TABLE IF NOT EXISTS \(Self.historyTable)(
                 id INTEGER PRIMARY KEY, manager TEXT NOT NULL, version TEXT NOT NULL,
                 applied_at TEXT NOT NULL, duration_seconds REAL NOT NULL);
             """)
+    }
+
+    /// Gives a levels table written before records held sets its `baseline` column, each
+    /// manager's level becoming its baseline mark (everything at or below it was applied).
+    private func upgradeStoreTables(_ db: Database) throws {
+        guard try !hasBaselineColumn(db) else { return }
+        try db.execute(
+            """
+            ALTER TABLE \(Self.levelsTable) ADD COLUMN baseline TEXT;
+            UPDATE \(Self.levelsTable) SET baseline = level;
+            """)
+    }
+
+    private func hasBaselineColumn(_ db: Database) throws -> Bool {
+        try db.scalar(
+            "SELECT count(*) FROM pragma_table_info('\(Self.levelsTable)') WHERE name = 'baseline'", as: Int.self) == 1
+    }
+
+    /// Every manager's record: the levels table gives the baseline and app version, the history
+    /// table the applied set. A table written before records held sets has no `baseline` column:
+    /// its level is the baseline then. A level above what the rest gives (an older release
+    /// migrated the store) raises the baseline to it.
+    private func records(in db: Database) throws -> [String: MigrationRecord] {
+        guard try db.tableExists(Self.levelsTable) else { return [:] }
+        let baselineColumn = try hasBaselineColumn(db) ? "baseline" : "level"
+        var records: [String: MigrationRecord] = [:]
+        var levels: [String: Version] = [:]
+        for row in try db.rows("SELECT manager, level, app_version, \(baselineColumn) FROM \(Self.levelsTable)") {
+            let manager: String = try row[0]
+            records[manager] = MigrationRecord(
+                baseline: try version(row[3], column: "baseline", of: manager),
+                appVersion: try version(row[2], column: "app_version", of: manager))
+            levels[manager] = try version(row[1], column: "level", of: manager)
+        }
+        if try db.tableExists(Self.historyTable) {
+            var applied: [String: [AppliedMigration]] = [:]
+            for row in try db.rows(
+                """
+                SELECT manager, version, (julianday(applied_at) - 2440587.5) * 86400.0, duration_seconds
+                FROM \(Self.historyTable) ORDER BY id
+                """)
+            {
+                let manager: String = try row[0]
+                guard let version = try version(row[1], column: "version in \(Self.historyTable)", of: manager) else { continue }
+                let seconds: Double? = try row[2]
+                applied[manager, default: []].append(AppliedMigration(
+                    version: version, appliedAt: seconds.map(Date.init(timeIntervalSince1970:)), duration: try row[3]))
+            }
+            for (manager, migrations) in applied {
+                let record = records[manager] ?? MigrationRecord()
+                records[manager] = MigrationRecord(applied: migrations, baseline: record.baseline, appVersion: record.appVersion)
+            }
+        }
+        for (manager, level) in levels where records[manager]?.level.map({ level > $0 }) ?? true {
+            records[manager, default: MigrationRecord()].baseline = level
+        }
+        return records
+    }
+
+    /// Writes what changed between `old` and `new`: each changed manager's row of the levels
+    /// table (its `level` too, which older releases read), and its history rows.
+    private func write(_ new: [String: MigrationRecord], over old: [String: MigrationRecord], in db: Database) throws {
+        for manager in old.keys where new[manager] == nil {
+            try db.execute("DELETE FROM \(Self.levelsTable) WHERE manager = ?", arguments: [.text(manager)])
+            try db.execute("DELETE FROM \(Self.historyTable) WHERE manager = ?", arguments: [.text(manager)])
+        }
+        for (manager, record) in new where old[manager] != record {
+            try db.execute(
+                """
+                INSERT INTO \(Self.levelsTable)(manager, level, app_version, baseline) VALUES (?, ?, ?, ?)
+                ON CONFLICT(manager) DO UPDATE SET
+                    level = excluded.level, app_version = excluded.app_version, baseline = excluded.baseline
+                """,
+                arguments: [
+                    .text(manager), DatabaseValue(record.level?.description),
+                    DatabaseValue(record.appVersion?.description), DatabaseValue(record.baseline?.description),
+                ])
+            let previous = old[manager] ?? MigrationRecord()
+            for migration in previous.applied where !record.appliedVersions.contains(migration.version) {
+                try db.execute(
+                    "DELETE FROM \(Self.historyTable) WHERE manager = ? AND version = ?",
+                    arguments: [.text(manager), .text(migration.version.description)])
+            }
+            for migration in record.applied where !previous.appliedVersions.contains(migration.version) {
+                try db.execute(
+                    """
+                    INSERT INTO \(Self.historyTable)(manager, version, applied_at, duration_seconds)
+                    VALUES (?, ?, strftime('%Y-%m-%dT%H:%M:%fZ', ?, 'unixepoch'), ?)
+                    """,
+                    arguments: [
+                        .text(manager), .text(migration.version.description),
+                        .real((migration.appliedAt ?? Date()).timeIntervalSince1970), .real(migration.duration ?? 0),
+                    ])
+            }
+        }
     }
 
     private func commit(_ db: Database) throws {
@@ -305,25 +368,17 @@ public final class SQLiteStore: MigrationStore, @unchecked Sendable {
         if db.isInTransaction { connection = nil }
     }
 
-    private func level(of manager: String, in db: Database) throws -> Version? {
-        guard let row = try db.row(
-            "SELECT manager, level, app_version FROM \(Self.levelsTable) WHERE manager = ?",
-            arguments: [.text(manager)])
-        else { return nil }
-        return try state(of: manager, from: row).level
-    }
-
-    private func state(of manager: String, from row: Row) throws -> ManagerState {
-        func version(_ column: String) throws -> Version? {
-            guard let text = try row[column] as String? else { return nil }
-            do {
-                return try Version(parsing: text)
-            } catch {
-                throw MigrationError.unreadableState(
-                    manager: manager, store: description,
-                    reason: "its \(column) in table \(Self.levelsTable) is \(error)")
-            }
+    private func version(_ value: DatabaseValue, column: String, of manager: String) throws -> Version? {
+        guard case .text(let text) = value else {
+            if case .null = value { return nil }
+            throw MigrationError.unreadableState(
+                manager: manager, store: description, reason: "its \(column) in table \(Self.levelsTable) is \(value), not text")
         }
-        return ManagerState(level: try version("level"), appVersion: try version("app_version"))
+        do {
+            return try Version(parsing: text)
+        } catch {
+            throw MigrationError.unreadableState(
+                manager: manager, store: description, reason: "its \(column) in table \(Self.levelsTable) is \(error)")
+        }
     }
 }

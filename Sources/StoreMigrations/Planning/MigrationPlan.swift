@@ -22,10 +22,17 @@ public struct MigrationPlan: Sendable, Hashable, Codable, CustomStringConvertibl
         public let level: Version?
         /// On a first launch, what the first-launch policy decided.
         public let firstLaunch: FirstLaunchDecision?
-        /// When the store's level is past the app version, the policy applied to it.
+        /// When the store's level is past the app version (a newer app wrote it), the policy
+        /// applied to it; `nil` when it is not. With ``NewerStorePolicy/fail``, ``MigrationCoordinator/run()``
+        /// refuses to start.
         public let newerStore: NewerStorePolicy?
         /// The migrations that will run, in order.
         public let pending: [Version]
+        /// Migrations below the level that were never applied (registered late); they are in
+        /// ``pending`` when ``latePolicy`` is ``LateMigrationPolicy/run``.
+        public let late: [Version]
+        /// What happens to ``late``.
+        public let latePolicy: LateMigrationPolicy
         /// The registered migrations past the app version, which never run in this version.
         public let ahead: [Version]
     }
@@ -55,8 +62,27 @@ public struct MigrationPlan: Sendable, Hashable, Codable, CustomStringConvertibl
     /// Findings that do not stop the run.
     public let diagnostics: [Diagnostic]
 
-    /// Whether there is nothing to do.
-    public var isUpToDate: Bool { steps.isEmpty }
+    /// Whether there is nothing to do: no step, and nothing that ``MigrationCoordinator/run()``
+    /// would refuse to start for (a newer store or late migrations under a `.fail` policy).
+    public var isUpToDate: Bool { steps.isEmpty && blockingErrors.isEmpty }
+
+    /// Whether some manager's store is newer than the app (a newer app version wrote it).
+    public var hasNewerStore: Bool { managers.contains { $0.newerStore != nil } }
+
+    /// Why ``MigrationCoordinator/run()`` would refuse to start, before running anything: stores
+    /// newer than the app under ``NewerStorePolicy/fail``, late migrations under
+    /// ``LateMigrationPolicy/fail``. Empty when the plan can run.
+    public var blockingErrors: [MigrationError] {
+        managers.compactMap { manager in
+            if manager.newerStore == .fail, let level = manager.level {
+                return .storeIsNewer(manager: manager.name, store: manager.store, level: level, appVersion: appVersion)
+            }
+            if manager.latePolicy == .fail, !manager.late.isEmpty, let level = manager.level {
+                return .lateMigrations(manager: manager.name, store: manager.store, versions: manager.late, level: level)
+            }
+            return nil
+        }
+    }
 
     /// The steps grouped in waves: the steps of a wave depend only on earlier waves.
     public var waves: [[PlannedStep]] {
@@ -76,6 +102,9 @@ public struct MigrationPlan: Sendable, Hashable, Codable, CustomStringConvertibl
             if let firstLaunch = manager.firstLaunch { line += ", first launch (\(firstLaunch.rawValue))" }
             if let newerStore = manager.newerStore { line += ", newer than the app (\(newerStore.rawValue))" }
             line += manager.pending.isEmpty ? ", nothing pending" : ", pending " + manager.pending.map(\.description).joined(separator: ", ")
+            if !manager.late.isEmpty {
+                line += "; late " + manager.late.map(\.description).joined(separator: ", ") + " (\(manager.latePolicy.rawValue))"
+            }
             if !manager.ahead.isEmpty { line += "; ahead " + manager.ahead.map(\.description).joined(separator: ", ") }
             lines.append(line)
         }

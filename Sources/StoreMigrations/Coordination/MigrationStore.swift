@@ -1,0 +1,83 @@
+/// A place where an app keeps data, and where the records of the managers that migrate it are
+/// kept: a preferences file, a SQLite database, a cache directory, or your own.
+///
+/// A store only reads records and runs exclusive transactions. Everything else (whether a
+/// migration is already applied, running its body, recording it, baselines, resets and hooks)
+/// is decided by the coordinator's step executor, in one place, inside ``transaction(_:)``: it
+/// reads the records the transaction hands it (read again under the store's lock), runs the
+/// body on the content, and changes the records. The store then commits the records with the
+/// content, atomically where it can, or nothing at all if the closure throws.
+///
+/// The protocol lives beside the coordinator rather than among the stores because it is what
+/// the coordinator needs of a store: stores implement it, the coordinator knows no store type.
+///
+/// A store of your own implements four requirements; a class whose properties are all `let`
+/// constants of `Sendable` types is `Sendable` as it is:
+///
+/// ```swift
+/// final class KeychainStore: MigrationStore {
+///     typealias Content = [String: Data]
+///     let service: String
+///     var description: String { "keychain service \(service)" }
+///     var identity: StoreIdentity { StoreIdentity(kind: "keychain", value: service) }
+///
+///     func readRecords() throws -> [String: MigrationRecord] {
+///         try Keychain.records(service)                  // read only; [:] when there are none
+///     }
+///     func transaction<T>(_ body: (inout [String: MigrationRecord], inout [String: Data]) throws -> T) throws -> T {
+///         try Keychain.withLock(service) {               // excludes other threads and processes
+///             var records = try Keychain.records(service)
+///             var items = try Keychain.items(service)
+///             let result = try body(&records, &items)    // throws: nothing is written
+///             try Keychain.save(items, records, service) // one atomic write
+///             return result
+///         }
+///     }
+/// }
+/// ```
+public protocol MigrationStore: AnyObject, Sendable, CustomStringConvertible {
+    /// What a migration body edits: `inout Preferences`, a `Database`, a `CacheDirectory`, ….
+    associatedtype Content
+
+    /// The storage the store stands for. Managers on two store objects with one identity (two
+    /// ``SQLiteStore`` objects for one file, say) are scheduled as one store: never two steps at
+    /// once. Defaults to the object itself; file stores name the file (``StoreIdentity/file(_:)``).
+    var identity: StoreIdentity { get }
+
+    /// Whether the store's contents can be thrown away and rebuilt by the app (a cache). Only
+    /// rebuildable stores accept the ``NewerStorePolicy/reset`` policy. Defaults to `false`.
+    var isRebuildable: Bool { get }
+
+    /// Reads the record of every manager that has one, without changing anything.
+    ///
+    /// Planning calls it, so it must create, convert and lock nothing: a store that does not
+    /// exist yet has no records (an empty dictionary). A store that exists but cannot be read
+    /// (locked, corrupt, no permission) throws: an unreadable record is never a first launch.
+    func readRecords() throws -> [String: MigrationRecord]
+
+    /// Runs `body` with exclusive access to the store, across threads and processes.
+    ///
+    /// Hands `body` every manager's record, read again now that no one else can change it, and
+    /// the content. When `body` returns, commits the content and the records as `body` left them,
+    /// together and atomically where the store can; when it throws, commits nothing and rethrows
+    /// the error unchanged. A transaction whose records come back unchanged may skip writing.
+    func transaction<T>(_ body: (inout [String: MigrationRecord], inout Content) throws -> T) throws -> T
+
+    /// Throws the content away, for the ``NewerStorePolicy/reset`` policy; called inside
+    /// ``transaction(_:)``. Only called on rebuildable stores; the default implementation throws
+    /// ``MigrationError/resetNotSupported(manager:store:)`` (the coordinator names the manager).
+    func rebuild(_ content: inout Content) throws
+}
+
+extension MigrationStore {
+    /// The store object itself: two objects are two stores.
+    public var identity: StoreIdentity { StoreIdentity(object: self) }
+
+    /// Stores are durable unless they say otherwise.
+    public var isRebuildable: Bool { false }
+
+    /// Refuses: a store that is not rebuildable must not lose its contents.
+    public func rebuild(_ content: inout Content) throws {
+        throw MigrationError.resetNotSupported(manager: "", store: description)
+    }
+}

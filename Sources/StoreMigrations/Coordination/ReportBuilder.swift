@@ -1,0 +1,50 @@
+import Foundation
+
+/// Turns a run's step results into its ``MigrationReport``: each step's outcome and timing, and
+/// each manager's level after the run as the steps left it.
+enum ReportBuilder {
+    static func report(
+        executable: ExecutablePlan, managers: [ManagerDefinition], results: [Scheduler<StepOutcome>.Result],
+        startedAt: Date, duration: TimeInterval, planningDuration: TimeInterval
+    ) -> MigrationReport {
+        let plan = executable.plan
+        var levelAfter = executable.records.map(\.level)
+        var steps: [MigrationReport.Step] = []
+        steps.reserveCapacity(results.count)
+        for (index, result) in results.enumerated() {
+            let planned = plan.steps[index]
+            let manager = executable.stepManagers[index]
+            let outcome: MigrationReport.Step.Outcome
+            var error: (any Error)?
+            switch result.outcome {
+            case .succeeded(.applied):
+                outcome = .applied
+                switch planned.action {
+                case .migrate: levelAfter[manager] = max(levelAfter[manager] ?? planned.version!, planned.version!)
+                case .baseline: levelAfter[manager] = planned.version
+                case .reset: levelAfter[manager] = nil
+                case .appVersionChange: break
+                }
+            case .succeeded(.alreadyApplied(let level)):
+                outcome = .alreadyApplied(level: level)
+                if planned.action != .appVersionChange { levelAfter[manager] = level }
+            case .failed(let failure):
+                outcome = .failed(message: "\(failure)")
+                error = failure
+            case .skipped(let failed):
+                outcome = .skipped(because: plan.steps[failed].id)
+            case .cancelled:
+                outcome = .cancelled
+            }
+            steps.append(.init(step: planned, outcome: outcome, startedAt: result.startedAt, duration: result.duration, error: error))
+        }
+        let managerReports = managers.enumerated().map { index, manager in
+            MigrationReport.Manager(
+                name: manager.name, store: manager.storeDescription,
+                levelBefore: executable.records[index].level, levelAfter: levelAfter[index])
+        }
+        return MigrationReport(
+            appVersion: plan.appVersion, startedAt: startedAt, duration: duration, planningDuration: planningDuration,
+            steps: steps, managers: managerReports, diagnostics: plan.diagnostics)
+    }
+}

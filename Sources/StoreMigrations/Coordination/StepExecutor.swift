@@ -1,0 +1,100 @@
+import Foundation
+
+/// What a step did to its store.
+enum StepOutcome: Sendable, Hashable {
+    /// The step ran and its record changed.
+    case applied
+    /// The record, read again under the store's lock, showed the work done (by another process,
+    /// or another run); nothing ran. `level` is the manager's level as that record gave it.
+    case alreadyApplied(level: Version?)
+}
+
+/// The one place that decides, for every kind of step, "already done? skip : do it and record
+/// it". Each function runs inside one ``MigrationStore/transaction(_:)``: the record it looks at
+/// is read again under the store's lock, and the record it changes is committed with the
+/// content, or not at all when anything throws. Stores only lock and commit.
+enum StepExecutor {
+    /// Runs migration `version` of `manager` unless the record shows it applied, then adds it to
+    /// the applied set with when it started and how long it took. Content that carries a context
+    /// (``MigrationContextCarrier``) is given `context` for the length of the body.
+    static func migrate<Store: MigrationStore>(
+        _ version: Version, of manager: String, in store: Store, context: MigrationContext? = nil,
+        _ body: (inout Store.Content) throws -> Void
+    ) throws -> StepOutcome {
+        do {
+            return try store.transaction { records, content in
+                var record = records[manager] ?? MigrationRecord()
+                if record.isApplied(version) { return .alreadyApplied(level: record.level) }
+                let startedAt = Date()
+                let start = ContinuousClock.now
+                let carrier = context == nil ? nil : content as? any MigrationContextCarrier
+                carrier?.context = context
+                defer { carrier?.context = nil }
+                try body(&content)
+                record.markApplied(version, at: startedAt, duration: (ContinuousClock.now - start).seconds)
+                records[manager] = record
+                return .applied
+            }
+        } catch let error as any MigrationAttributableError {
+            throw error.attributed(to: MigrationReference(manager: manager, version: version))
+        }
+    }
+
+    /// Records `version` as `manager`'s baseline mark, unless the manager already has a level
+    /// (another process migrated it meanwhile, or the app adopted the library earlier).
+    static func baseline<Store: MigrationStore>(_ version: Version, of manager: String, in store: Store) throws -> StepOutcome {
+        try store.transaction { records, _ in
+            var record = records[manager] ?? MigrationRecord()
+            if let level = record.level { return .alreadyApplied(level: level) }
+            record.baseline = version
+            records[manager] = record
+            return .applied
+        }
+    }
+
+    /// Throws the store's content away and forgets `manager`'s record, unless the record no
+    /// longer shows a level past `appVersion`: then another process has reset (and perhaps
+    /// migrated) the store already, and resetting again would lose its work.
+    static func reset<Store: MigrationStore>(_ manager: String, in store: Store, newerThan appVersion: Version) throws -> StepOutcome {
+        do {
+            return try store.transaction { records, content in
+                guard let level = records[manager]?.level, level.base > appVersion else {
+                    return .alreadyApplied(level: records[manager]?.level)
+                }
+                try store.rebuild(&content)
+                records[manager] = nil
+                return .applied
+            }
+        } catch MigrationError.resetNotSupported(_, let description) {
+            throw MigrationError.resetNotSupported(manager: manager, store: description)
+        }
+    }
+
+    /// Runs `hook` once for app version `current` and records that version, so that of several
+    /// processes launching together only one runs it. A hook that throws records nothing.
+    static func appVersionChange<Store: MigrationStore>(
+        to current: Version, of manager: String, in store: Store,
+        _ hook: (_ previous: Version?, _ current: Version) throws -> Void
+    ) throws -> StepOutcome {
+        try store.transaction { records, _ in
+            var record = records[manager] ?? MigrationRecord()
+            if record.appVersion == current { return .alreadyApplied(level: record.level) }
+            try hook(record.appVersion, current)
+            record.appVersion = current
+            records[manager] = record
+            return .applied
+        }
+    }
+
+    /// Forgets `manager`'s record; the store's content is not touched.
+    static func forget<Store: MigrationStore>(_ manager: String, in store: Store) throws {
+        try store.transaction { records, _ in records[manager] = nil }
+    }
+}
+
+/// An error a store throws without knowing which migration it was working for; the step
+/// executor names the migration.
+protocol MigrationAttributableError: Error {
+    /// The error, naming `migration` if it named none.
+    func attributed(to migration: MigrationReference) -> any Error
+}

@@ -1,0 +1,57 @@
+import Foundation
+
+#if canImport(Darwin)
+import Darwin
+#elseif canImport(Glibc)
+import Glibc
+#endif
+
+/// The storage a ``MigrationStore`` stands for: a file's device and inode, a server's database
+/// and schema, or the store object itself. Stores with one identity are one store to the
+/// scheduler, which never runs two of their steps at once.
+///
+/// ```swift
+/// var identity: StoreIdentity { .file(databaseURL) }
+/// var identity: StoreIdentity { StoreIdentity(kind: "postgresql", value: "db.example.com:5432/app/public") }
+/// ```
+public struct StoreIdentity: Sendable, Hashable, CustomStringConvertible {
+    /// What kind of storage it is: `"file"`, `"path"`, `"object"`, or a store's own word.
+    public let kind: String
+    /// What names it within its kind.
+    public let value: String
+
+    /// An identity of your own, such as a server's address, database and schema.
+    public init(kind: String, value: String) {
+        self.kind = kind
+        self.value = value
+    }
+
+    /// The object itself: no other object shares it.
+    public init(object: AnyObject) {
+        self.init(kind: "object", value: String(describing: ObjectIdentifier(object)))
+    }
+
+    /// The file or folder at `url`: its device and inode when it exists, so that two paths to one
+    /// file (a symbolic link, a second mount) are one store; otherwise its path with symbolic
+    /// links resolved as far as the path exists.
+    public static func file(_ url: URL) -> StoreIdentity {
+        let path = url.standardizedFileURL.path
+        var status = stat()
+        if stat(path, &status) == 0 {
+            return StoreIdentity(kind: "file", value: "\(status.st_dev):\(status.st_ino)")
+        }
+        var existing = path
+        var missing: [String] = []
+        while existing != "/", !existing.isEmpty, access(existing, F_OK) != 0 {
+            missing.insert((existing as NSString).lastPathComponent, at: 0)
+            existing = (existing as NSString).deletingLastPathComponent
+        }
+        let resolved = realpath(existing, nil).map { pointer in
+            defer { free(pointer) }
+            return String(cString: pointer)
+        } ?? existing
+        return StoreIdentity(kind: "path", value: ([resolved] + missing).joined(separator: "/").replacingOccurrences(of: "//", with: "/"))
+    }
+
+    public var description: String { "\(kind) \(value)" }
+}

@@ -1,0 +1,112 @@
+import Foundation
+
+/// What a store records for one manager: which of its migrations are applied, a baseline mark
+/// below which everything counts as applied, and the app version its app-version-change hook
+/// last ran for.
+///
+/// A migration is applied when it is in ``applied`` or at or below ``baseline``. Keeping the set,
+/// not only the highest version, is what lets a migration registered late (a branch merged after
+/// a higher version shipped) be found and run, as GRDB and Django do.
+///
+/// ```swift
+/// let record = try library.record()
+/// record.level                  // 1.2
+/// record.isApplied("1.1.1")     // false: a late migration, pending
+/// for migration in record.applied { print(migration.version, migration.appliedAt ?? "") }
+/// ```
+public struct MigrationRecord: Sendable, Hashable, Codable, CustomStringConvertible {
+    /// The migrations applied, ascending by version, each once.
+    public private(set) var applied: [AppliedMigration]
+    /// Everything at or below this version counts as applied: set by a baseline, and read from
+    /// stores written before records held sets (their level becomes the baseline).
+    public var baseline: Version?
+    /// The app version the manager's app-version-change hook last ran for, or `nil`.
+    public var appVersion: Version?
+
+    /// Creates a record; `applied` may come in any order and is sorted, duplicates dropped.
+    public init(applied: [AppliedMigration] = [], baseline: Version? = nil, appVersion: Version? = nil) {
+        var sorted: [AppliedMigration] = []
+        for migration in applied.sorted(by: { $0.version < $1.version })
+        where sorted.last.map({ $0.version != migration.version }) ?? true {
+            sorted.append(migration)
+        }
+        self.applied = sorted
+        self.baseline = baseline
+        self.appVersion = appVersion
+    }
+
+    /// The highest version applied or covered by the baseline, or `nil` when there is none.
+    public var level: Version? {
+        switch (baseline, applied.last?.version) {
+        case let (baseline?, last?): return max(baseline, last)
+        case let (baseline, last): return baseline ?? last
+        }
+    }
+
+    /// Whether nothing is recorded.
+    public var isEmpty: Bool { applied.isEmpty && baseline == nil && appVersion == nil }
+
+    /// Whether `version` is applied: in ``applied``, or at or below ``baseline``.
+    public func isApplied(_ version: Version) -> Bool {
+        if let baseline, version <= baseline { return true }
+        return index(of: version) != nil
+    }
+
+    /// The versions in ``applied``, ascending (the baseline mark is not among them).
+    public var appliedVersions: [Version] { applied.map(\.version) }
+
+    /// Records `version` as applied; a version already in the set keeps its first entry.
+    public mutating func markApplied(_ version: Version, at date: Date? = nil, duration: TimeInterval? = nil) {
+        let position = insertionPoint(of: version)
+        guard position == applied.count || applied[position].version != version else { return }
+        applied.insert(AppliedMigration(version: version, appliedAt: date, duration: duration), at: position)
+    }
+
+    public var description: String {
+        var parts = ["level \(level?.description ?? "none")"]
+        if let baseline { parts.append("baseline \(baseline)") }
+        if !applied.isEmpty { parts.append("applied " + applied.map(\.version.description).joined(separator: ", ")) }
+        if let appVersion { parts.append("app version \(appVersion)") }
+        return parts.joined(separator: "; ")
+    }
+
+    private func index(of version: Version) -> Int? {
+        let position = insertionPoint(of: version)
+        return position < applied.count && applied[position].version == version ? position : nil
+    }
+
+    /// The first position whose version is not below `version`.
+    private func insertionPoint(of version: Version) -> Int {
+        var low = 0, high = applied.count
+        while low < high {
+            let middle = (low + high) / 2
+            if applied[middle].version < version { low = middle + 1 } else { high = middle }
+        }
+        return low
+    }
+}
+
+/// One applied migration of a ``MigrationRecord``, with when and how long it ran where the store
+/// keeps a history (a SQLite store does; preferences and cache files keep versions only).
+public struct AppliedMigration: Sendable, Hashable, Codable, CustomStringConvertible {
+    /// The migration's version.
+    public let version: Version
+    /// When the step that applied it began, if the store keeps it.
+    public let appliedAt: Date?
+    /// How long the step took, in seconds, if the store keeps it.
+    public let duration: TimeInterval?
+
+    /// Creates an entry.
+    public init(version: Version, appliedAt: Date? = nil, duration: TimeInterval? = nil) {
+        self.version = version
+        self.appliedAt = appliedAt
+        self.duration = duration
+    }
+
+    public var description: String {
+        var text = version.description
+        if let appliedAt { text += " at \(appliedAt.formatted(.iso8601))" }
+        if let duration { text += String(format: " in %.3f s", duration) }
+        return text
+    }
+}

@@ -1,0 +1,131 @@
+import Foundation
+
+/// The managers' records as the file-backed stores keep them: a dictionary from manager name to
+/// an entry of Foundation property-list objects (what `JSONSerialization` and
+/// `PropertyListSerialization` both read and write), so that no store's own value type is needed:
+///
+/// ```json
+/// {"settings": {"level": "1.2", "baseline": "1.0", "applied": ["1.1", "1.2"], "appVersion": "2.0"}}
+/// ```
+///
+/// `level` is written for older releases, which read only it. An entry without `applied` was
+/// written by one of them: its level becomes the baseline mark. A `level` above what `applied`
+/// and `baseline` give (an older release migrated the store after a newer one) raises the
+/// baseline to it. Fields this release does not know are kept as they are, so an older app never
+/// erases what a newer one recorded. Every entry is validated when read: a malformed one is an
+/// error, never a missing record.
+struct StoredRecords {
+    /// Why the stored records are malformed; the store wraps it in its own error naming the file.
+    struct Invalid: Error {
+        let manager: String?
+        let reason: String
+    }
+
+    private enum Field {
+        static let level = "level"
+        static let baseline = "baseline"
+        static let applied = "applied"
+        static let appVersion = "appVersion"
+    }
+
+    /// Every manager's entry as read, unknown fields included.
+    private var entries: [String: [String: Any]]
+    /// The record of every manager with an entry.
+    private(set) var records: [String: MigrationRecord]
+
+    /// No records.
+    init() {
+        entries = [:]
+        records = [:]
+    }
+
+    /// Reads the records stored as `object`; `nil` (nothing stored) means none.
+    init(_ object: Any?) throws(Invalid) {
+        self.init()
+        guard let object else { return }
+        guard let managers = object as? [String: Any] else {
+            throw Invalid(manager: nil, reason: "is \(Self.kind(of: object)), not a dictionary of managers")
+        }
+        for (manager, entryObject) in managers {
+            guard let entry = entryObject as? [String: Any] else {
+                throw Invalid(manager: manager, reason: "is \(Self.kind(of: entryObject)), not a dictionary")
+            }
+            entries[manager] = entry
+            records[manager] = try Self.record(from: entry, of: manager)
+        }
+    }
+
+    /// The records as they are stored, or `nil` when no manager has an entry.
+    var object: Any? {
+        entries.isEmpty ? nil : entries
+    }
+
+    /// Replaces every record with `newRecords`, keeping the fields of each entry this release
+    /// does not know. Returns whether anything changed.
+    @discardableResult
+    mutating func update(to newRecords: [String: MigrationRecord]) -> Bool {
+        guard newRecords != records else { return false }
+        for manager in records.keys where newRecords[manager] == nil {
+            entries[manager] = nil
+        }
+        for (manager, record) in newRecords where records[manager] != record {
+            var entry = entries[manager] ?? [:]
+            entry[Field.level] = record.level?.description
+            entry[Field.baseline] = record.baseline?.description
+            entry[Field.applied] = record.appliedVersions.map(\.description)
+            entry[Field.appVersion] = record.appVersion?.description
+            entries[manager] = entry
+        }
+        records = newRecords
+        return true
+    }
+
+    private static func record(from entry: [String: Any], of manager: String) throws(Invalid) -> MigrationRecord {
+        let level = try version(Field.level, in: entry, of: manager)
+        let appVersion = try version(Field.appVersion, in: entry, of: manager)
+        guard let appliedObject = entry[Field.applied] else {
+            return MigrationRecord(baseline: level, appVersion: appVersion)
+        }
+        guard let texts = appliedObject as? [Any] else {
+            throw Invalid(manager: manager, reason: "has an \"\(Field.applied)\" that is \(kind(of: appliedObject)), not a list of versions")
+        }
+        var applied: [AppliedMigration] = []
+        for text in texts {
+            applied.append(AppliedMigration(version: try parse(text, field: Field.applied, of: manager)))
+        }
+        var record = MigrationRecord(applied: applied, baseline: try version(Field.baseline, in: entry, of: manager), appVersion: appVersion)
+        if let level, record.level.map({ level > $0 }) ?? true {
+            record.baseline = level
+        }
+        return record
+    }
+
+    private static func version(_ field: String, in entry: [String: Any], of manager: String) throws(Invalid) -> Version? {
+        guard let object = entry[field] else { return nil }
+        return try parse(object, field: field, of: manager)
+    }
+
+    private static func parse(_ object: Any, field: String, of manager: String) throws(Invalid) -> Version {
+        guard let text = object as? String, !(object is NSNumber) else {
+            throw Invalid(manager: manager, reason: "has a \"\(field)\" that is \(kind(of: object)), not a version string")
+        }
+        do {
+            return try Version(parsing: text)
+        } catch {
+            throw Invalid(manager: manager, reason: "has a \"\(field)\" that is not a version: \(error)")
+        }
+    }
+
+    /// The kind of a property-list object with its article, for messages.
+    static func kind(of object: Any) -> String {
+        switch object {
+        case is NSNumber: return "a number"
+        case is String: return "a string"
+        case is [Any]: return "an array"
+        case is [String: Any]: return "a dictionary"
+        case is Date: return "a date"
+        case is Data: return "data"
+        default: return "a \(type(of: object))"
+        }
+    }
+}
