@@ -20,7 +20,9 @@ let package = Package(
             name: "StoreMigrations",
             dependencies: [
                 .target(name: "CSQLite", condition: .when(platforms: [.linux, .android, .windows, .openbsd, .wasi]))
-            ]
+            ],
+            // The architecture page, for people reading the sources.
+            exclude: ["README.md"]
         ),
         .executableTarget(name: "Demo", dependencies: ["StoreMigrations"]),
         .executableTarget(

@@ -21,6 +21,7 @@ import Foundation
 /// A coordinator is configured once, at launch, then planned and run; configuring it while a run
 /// is in progress affects only later runs.
 public final class MigrationCoordinator: @unchecked Sendable {
+    // @unchecked: the mutable configuration below is only touched with `lock` held.
     /// The version of the app, which migrations never go past.
     public let appVersion: Version
 
@@ -228,6 +229,7 @@ public final class MigrationCoordinator: @unchecked Sendable {
     }
 
     private final class ResultBox: @unchecked Sendable {
+        // @unchecked: written once before the semaphore is signalled, read after the wait.
         var result: Result<MigrationReport, any Error>?
     }
 }
@@ -235,6 +237,7 @@ public final class MigrationCoordinator: @unchecked Sendable {
 /// A run started by ``MigrationCoordinator/run(queue:completion:)``: its progress, and a way to
 /// cancel it.
 public final class MigrationRunHandle: @unchecked Sendable {
+    // @unchecked: `run` and `cancelRequested` are only touched with `lock` held.
     private let lock = NSLock()
     private var run: MigrationRun?
     private var cancelRequested = false

@@ -11,6 +11,8 @@ import Foundation
 /// prefs.register("1.1-1") { defaults in defaults.removeValue(for: "legacyFlag") }
 /// ```
 public final class MigrationManager<Store: MigrationStore>: @unchecked Sendable {
+    // @unchecked: registrations and policies are only touched with `lock` held; `name` and
+    // `store` are constants.
     /// A body that edits the store's content.
     public typealias Body = @Sendable (inout Store.Content) throws -> Void
     /// A body that also receives its ``MigrationContext`` to report progress or check cancellation.

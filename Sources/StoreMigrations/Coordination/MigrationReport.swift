@@ -142,7 +142,7 @@ public struct MigrationReport: Sendable, Codable, CustomStringConvertible {
     }
 }
 
-/// Thrown by ``MigrationCoordinator/run()`` when a step failed or the run was cancelled. Carries
+/// Thrown by `run()` when a step failed or the run was cancelled. Carries
 /// the full report: the steps that did apply stay applied.
 ///
 /// ```swift

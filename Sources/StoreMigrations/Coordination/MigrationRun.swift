@@ -4,9 +4,7 @@ import Foundation
 /// One execution of a plan: hands each step the scheduler starts to its manager's store through
 /// the step executor, tells the observer, and reports. The progress tree is ``RunProgress``'s,
 /// the report ``ReportBuilder``'s.
-final class MigrationRun: MigrationRunControl, @unchecked Sendable {
-    // @unchecked: every stored property is a `let` of a Sendable or thread-safe type except
-    // `scheduler`, a lock-owning box.
+final class MigrationRun: MigrationRunControl, Sendable {
     private let executable: ExecutablePlan
     private let managers: [ManagerDefinition]
     private let observer: (@Sendable (MigrationEvent) -> Void)?

@@ -9,6 +9,9 @@ import Foundation
 /// failure policy says to stop. Cancelling starts nothing new; running steps finish. The
 /// decisions live in ``SchedulerState``; this class runs them on its own queue.
 final class Scheduler<Success: Sendable>: @unchecked Sendable {
+    // @unchecked: `state`, `completion` and `undeliveredSkips` are only touched with `lock` held;
+    // the rest are constants. (`Synchronization.Mutex` would say so to the compiler, but needs
+    // macOS 15 and iOS 18, past this package's platforms.)
     /// How a step ended.
     enum Outcome: Sendable {
         case succeeded(Success)

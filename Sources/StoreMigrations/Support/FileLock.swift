@@ -88,6 +88,19 @@ final class FileLock {
         return try body()
     }
 
+    /// Runs `body` holding a store's lock on `url`: creates the lock file's folder if needed
+    /// (running creates what it needs; planning never takes the lock), then, under the lock,
+    /// removes the temporary files writers of `file` killed mid-write left behind.
+    static func withStoreLock<T>(
+        url: URL, store: String, timeout: Duration, guarding file: AtomicFile, _ body: () throws -> T
+    ) throws -> T {
+        try FileStoreError.createFolder(url.deletingLastPathComponent(), store: store)
+        return try withLock(url: url, store: store, timeout: timeout) {
+            file.removeTemporaryLeftovers()
+            return try body()
+        }
+    }
+
     private static func isSameFile(_ descriptor: Int32, _ path: String) -> Bool {
         var opened = stat(), named = stat()
         guard fstat(descriptor, &opened) == 0, stat(path, &named) == 0 else { return false }

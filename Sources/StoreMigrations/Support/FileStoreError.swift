@@ -90,6 +90,15 @@ public struct FileStoreError: Error, Sendable, Hashable, CustomStringConvertible
             reason: "\(String(cString: strerror(code))) (errno \(code))" + (detail ?? ""))
     }
 
+    /// Creates `folder` and its parents, unless they exist.
+    static func createFolder(_ folder: URL, store: String) throws {
+        do {
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        } catch {
+            throw FileStoreError.foundation(.createDirectory, path: folder.path, store: store, error: error)
+        }
+    }
+
     /// A failed `FileManager` call; its POSIX code is kept when Foundation reports one.
     static func foundation(_ operation: Operation, path: String, store: String, error: any Error) -> FileStoreError {
         let nsError = error as NSError

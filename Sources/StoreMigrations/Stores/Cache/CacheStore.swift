@@ -148,25 +148,12 @@ public final class CacheStore: MigrationStore {
     }
 
     private func createDirectory() throws {
-        do {
-            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        } catch {
-            throw FileStoreError.foundation(.createDirectory, path: directory.path, store: description, error: error)
-        }
+        try FileStoreError.createFolder(directory, store: description)
     }
 
     /// Runs `body` holding the store's lock, beside the directory, whose folder it creates if
     /// needed: running creates what it needs, planning (``readRecords()``) never does.
     private func locked<T>(_ body: () throws -> T) throws -> T {
-        let parent = lockURL.deletingLastPathComponent()
-        do {
-            try FileManager.default.createDirectory(at: parent, withIntermediateDirectories: true)
-        } catch {
-            throw FileStoreError.foundation(.createDirectory, path: parent.path, store: description, error: error)
-        }
-        return try FileLock.withLock(url: lockURL, store: description, timeout: lockTimeout) {
-            marker.removeTemporaryLeftovers()
-            return try body()
-        }
+        try FileLock.withStoreLock(url: lockURL, store: description, timeout: lockTimeout, guarding: marker, body)
     }
 }

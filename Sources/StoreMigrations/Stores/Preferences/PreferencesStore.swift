@@ -1,7 +1,7 @@
 import Foundation
 
 /// A store kept in one JSON or property-list file holding a dictionary: the app's preferences,
-/// with every manager's level under one reserved key, ``levelsKey``.
+/// with every manager's record under one reserved key, ``levelsKey``.
 ///
 /// ```swift
 /// let store = PreferencesStore(url: appSupport.appendingPathComponent("settings.json"))
@@ -11,7 +11,7 @@ import Foundation
 /// }
 /// ```
 ///
-/// Each migration edits a copy of the file's contents; the new contents and the new level are
+/// Each migration edits a copy of the file's contents; the new contents and the new record are
 /// written together by one atomic file replacement, so a crash leaves the old file or the new
 /// one, and a body that throws leaves the file untouched. Around each step the store takes an
 /// exclusive lock on a lock file beside it (`settings.json.lock`, never deleted) and reads the
@@ -41,8 +41,9 @@ public final class PreferencesStore: MigrationStore {
         }
     }
 
-    /// The top-level key under which the file keeps the levels of its managers:
-    /// `{"StoreMigrations.levels": {"settings": {"level": "1.1", "appVersion": "2.0"}}}`.
+    /// The top-level key under which the file keeps the records of its managers:
+    /// `{"StoreMigrations.levels": {"settings": {"level": "1.1", "applied": ["1.0", "1.1"], "appVersion": "2.0"}}}`.
+    /// (The name predates records; releases before them read only `level`.)
     ///
     /// Its dot is part of the key, so no dotted ``PreferenceKeyPath`` reaches it by accident.
     public static let levelsKey = "StoreMigrations.levels"
@@ -179,15 +180,6 @@ public final class PreferencesStore: MigrationStore {
     /// Runs `body` holding the store's lock, creating the file's folder first if needed: running
     /// creates what it needs, planning (``readRecords()``) never does.
     private func locked<T>(_ body: () throws -> T) throws -> T {
-        let folder = url.deletingLastPathComponent()
-        do {
-            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        } catch {
-            throw FileStoreError.foundation(.createDirectory, path: folder.path, store: description, error: error)
-        }
-        return try FileLock.withLock(url: lockURL, store: description, timeout: lockTimeout) {
-            file.removeTemporaryLeftovers()
-            return try body()
-        }
+        try FileLock.withStoreLock(url: lockURL, store: description, timeout: lockTimeout, guarding: file, body)
     }
 }

@@ -35,8 +35,8 @@ public enum PreferencesStoreError: Error, Sendable, Hashable, CustomStringConver
             return "The levels recorded in \(file)\(Self.during(migration)) under the key "
                 + "\"\(PreferencesStore.levelsKey)\" are invalid: \(entry) \(reason). Nothing was "
                 + "migrated and the file was left as it is. Repair \(entry) (each manager maps to "
-                + "{\"level\": \"1.2\", \"appVersion\": \"2.0\"}, both optional), or remove it to "
-                + "start that manager over."
+                + "{\"level\": \"1.2\", \"applied\": [\"1.1\", \"1.2\"], \"appVersion\": \"2.0\"}, "
+                + "each optional), or remove it to start that manager over."
         case let .unencodableValue(file, format, reason, migration):
             return "Migration \(migration.map(\.description) ?? "(none)") left preferences that "
                 + "\(file) cannot hold as \(format.name): \(reason). Nothing was written. Store the "

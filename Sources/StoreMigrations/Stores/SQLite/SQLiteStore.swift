@@ -5,8 +5,8 @@ import CSQLite
 #endif
 import Foundation
 
-/// A SQLite database migrated one transaction per step: the body's changes, the manager's new
-/// level and a history row are committed together, or not at all.
+/// A SQLite database migrated one transaction per step: the body's changes and the manager's
+/// record (its level row and a history row) are committed together, or not at all.
 ///
 /// ```swift
 /// let library = try coordinator.manager("library", store: SQLiteStore(url: databaseURL))
@@ -17,25 +17,30 @@ import Foundation
 /// }
 /// ```
 ///
-/// Each step runs as: `BEGIN IMMEDIATE`; read the manager's level again (another process may
-/// have applied the step: then nothing runs); the body; record the level and a history row;
-/// check foreign keys; `COMMIT`. If anything throws, the transaction is rolled back, so the
-/// data and the level stay as they were, and the error is rethrown unchanged. The body cannot
-/// commit or roll back the transaction itself (such statements fail with `SQLITE_AUTH`), but it
-/// may use savepoints.
+/// Each step runs as: `BEGIN IMMEDIATE`; read the records again (another process may have
+/// applied the step: then nothing runs); the body; write the records that changed; check
+/// foreign keys; `COMMIT`. If anything throws, the transaction is rolled back, so the data and
+/// the records stay as they were, and the error is rethrown unchanged. The body cannot commit or
+/// roll back the transaction itself (such statements fail with `SQLITE_AUTH`), but it may use
+/// savepoints.
 ///
 /// Unlike the file stores, this store takes no lock file: `BEGIN IMMEDIATE` already excludes
-/// writers in other processes, the level is read again inside that transaction, SQLite's locks
-/// die with their process, and a wait past ``busyTimeout`` ends with ``SQLiteError/isBusy``. A
-/// `flock` beside the database would be a second lock with the same effect.
+/// writers in other processes, the records are read again inside that transaction, SQLite's
+/// locks die with their process, and a wait past ``busyTimeout`` ends with
+/// ``SQLiteError/isBusy``. A `flock` beside the database would be a second lock with the same
+/// effect.
 ///
-/// The database is opened on first use, in WAL mode, with foreign keys enforced and a busy
-/// timeout; a missing file (and its directory) is created, empty. A file that is not a database
-/// is never written to: every call throws an ``SQLiteError`` with ``SQLiteError/isNotADatabase``.
+/// Planning only reads: ``readRecords()`` creates no file, switches no journal mode and leaves
+/// no `-wal` or `-shm` file behind. The first step opens the migrating connection, in WAL mode,
+/// with foreign keys enforced and a busy timeout; a missing file (and its directory) is created,
+/// empty. A file that is not a database is never written to: every call throws an
+/// ``SQLiteError`` with ``SQLiteError/isNotADatabase``.
 ///
-/// Levels are kept in the table `store_migrations_levels(manager, level, app_version)`, and every
-/// applied step in `store_migrations_history(manager, version, applied_at, duration_seconds)`,
-/// with `applied_at` in UTC as `YYYY-MM-DDTHH:MM:SS.SSSZ`.
+/// Records are kept in the table `store_migrations_levels(manager, level, app_version, baseline)`
+/// and the applied set in `store_migrations_history(manager, version, applied_at,
+/// duration_seconds)`, with `applied_at` in UTC as `YYYY-MM-DDTHH:MM:SS.SSSZ`. A levels table
+/// written before records held sets (no `baseline` column) is read with each level as the
+/// baseline mark, and given the column by the next step.
 public final class SQLiteStore: MigrationStore, @unchecked Sendable {
     /// Migration bodies receive the store's connection.
     public typealias Content = Database

@@ -1,22 +1,3 @@
-/// What a manager does when its store has no level recorded yet.
-///
-/// ```swift
-/// prefs.firstLaunchPolicy = .baseline   // a fresh install has nothing to migrate
-/// library.firstLaunchPolicy = .decide { store in
-///     try store.read { db in try db.tableExists("notes") } ? .runAll : .baseline
-/// }
-/// ```
-public enum FirstLaunchPolicy<Store: MigrationStore>: Sendable {
-    /// Runs every migration up to the app version (the default, like MTMigration and GRDB).
-    case runAll
-    /// Records the app version (or the highest migration at or below it, when a sub-migration is
-    /// registered) as the level and runs nothing, like MFMigrationManager and Flyway's baseline.
-    case baseline
-    /// Chooses from the store's contents: legacy data present → ``FirstLaunchDecision/runAll``,
-    /// empty → ``FirstLaunchDecision/baseline``. Called while planning; it must only read.
-    case decide(@Sendable (Store) throws -> FirstLaunchDecision)
-}
-
 /// The choice a ``FirstLaunchPolicy/decide(_:)`` closure makes.
 public enum FirstLaunchDecision: String, Sendable, Hashable, Codable {
     /// Run every migration up to the app version.
@@ -32,7 +13,7 @@ public enum FirstLaunchDecision: String, Sendable, Hashable, Codable {
 /// thumbnails.newerStorePolicy = .reset   // a cache can be rebuilt
 /// ```
 public enum NewerStorePolicy: String, Sendable, Hashable, Codable {
-    /// ``MigrationCoordinator/run()`` fails with
+    /// `run()` fails with
     /// ``MigrationError/storeIsNewer(manager:store:level:appVersion:)`` before anything runs (the
     /// default); the plan reports the store as newer without throwing.
     case fail
@@ -54,17 +35,9 @@ public enum LateMigrationPolicy: String, Sendable, Hashable, Codable {
     /// Runs it, in version order among the pending migrations, dependencies respected (the
     /// default, as GRDB and Django).
     case run
-    /// ``MigrationCoordinator/run()`` throws ``MigrationError/lateMigrations(manager:store:versions:level:)``
+    /// `run()` throws ``MigrationError/lateMigrations(manager:store:versions:level:)``
     /// before anything runs; the plan lists them.
     case fail
     /// Never runs it; the plan lists it. Migrations that depend on it count it as satisfied.
     case ignore
-}
-
-/// What the scheduler does with the rest of the work when a migration fails.
-public enum FailurePolicy: String, Sendable, Hashable, Codable {
-    /// Skip the failed step's transitive dependents and let independent work finish (the default).
-    case continueIndependentWork
-    /// Start nothing new after the first failure; steps already running finish.
-    case stopOnFirstFailure
 }
