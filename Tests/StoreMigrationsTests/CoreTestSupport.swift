@@ -1,4 +1,6 @@
+import Dispatch
 import Foundation
+import Testing
 @testable import StoreMigrations
 
 /// A thread-safe list of what happened, in order.
@@ -39,4 +41,62 @@ func describe(_ event: MigrationEvent) -> String {
     case .failed(let step, let error): return "failed \(step.id): \(error)"
     case .skipped(let step, let because): return "skipped \(step.id) because \(because?.description ?? "cancelled")"
     }
+}
+
+/// The identifier of the step that applies `manager`'s migration `version`.
+func stepID(_ manager: String, _ version: Version) -> PlannedStep.ID {
+    .init(manager: manager, action: .migrate, version: version)
+}
+
+/// Runs `coordinator` and returns the report whether the run succeeded or not.
+func runReport(of coordinator: MigrationCoordinator) throws -> MigrationReport {
+    do {
+        return try coordinator.run()
+    } catch let error as MigrationRunError {
+        return error.report
+    }
+}
+
+/// A run's result, and a flag, set on one thread and read on another.
+final class ResultBox: @unchecked Sendable {
+    private let lock = NSLock()
+    private var result: Result<MigrationReport, any Error>?
+    private var _flag = false
+    func set(_ result: Result<MigrationReport, any Error>) { lock.withLock { self.result = result } }
+    var flag: Bool {
+        get { lock.withLock { _flag } }
+        set { lock.withLock { _flag = newValue } }
+    }
+    var error: (any Error)? { lock.withLock { if case .failure(let error) = result { return error } else { return nil } } }
+    var report: MigrationReport? { lock.withLock { try? result?.get() } }
+}
+
+/// Hands the run handle returned by `run(queue:completion:)` to an observer running meanwhile.
+final class HandleBox: @unchecked Sendable {
+    private let lock = NSLock()
+    private let published = DispatchSemaphore(value: 0)
+    private var handle: MigrationRunHandle?
+    func set(_ handle: MigrationRunHandle) {
+        lock.withLock { self.handle = handle }
+        published.signal()
+    }
+    func get() -> MigrationRunHandle? {
+        if let handle = lock.withLock({ handle }) { return handle }
+        guard published.wait(timeout: .now() + 10) == .success else { return nil }
+        published.signal()
+        return lock.withLock { handle }
+    }
+}
+
+/// Runs through `run(queue:completion:)`, handing the handle to `box` for the observer.
+func runWithHandle(_ coordinator: MigrationCoordinator, box: HandleBox) throws -> Result<MigrationReport, any Error> {
+    let done = DispatchSemaphore(value: 0)
+    let result = ResultBox()
+    box.set(coordinator.run(queue: DispatchQueue(label: "runWithHandle.completion")) { outcome in
+        result.set(outcome)
+        done.signal()
+    })
+    guard done.wait(timeout: .now() + 20) == .success else { throw TestFailure(message: "the run never completed") }
+    if let report = result.report { return .success(report) }
+    return .failure(try #require(result.error))
 }

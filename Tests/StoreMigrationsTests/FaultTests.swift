@@ -84,15 +84,9 @@ import CSQLite
     // MARK: A full disk
 
     /// Three stores on a small file system of their own, at version 1.0, with the disk then
-    /// filled; `nil` (with the reason printed) where no file system can be mounted.
-    func fullDisk(openDatabase: Bool) throws -> (ScratchMount, ThreeStores, SQLiteStore?)? {
-        let mount: ScratchMount
-        switch ScratchMount.make(size: 512 * 1024) {
-        case .success(let made): mount = made
-        case .failure(let reason):
-            print("FaultTests: skipping a full-disk test: \(reason)")
-            return nil
-        }
+    /// filled. The tests that call it run only where ``ScratchMount/isAvailable``.
+    func fullDisk(openDatabase: Bool) throws -> (ScratchMount, ThreeStores, SQLiteStore?) {
+        let mount = try ScratchMount.make(size: 512 * 1024).get()
         var stores = ThreeStores(root: mount.url)
         try stores.migrate(to: "1.0")
         // An app that has its database open keeps its write-ahead log and index files.
@@ -109,8 +103,9 @@ import CSQLite
         return (mount, stores, database)
     }
 
-    @Test func aFullDiskFailsEachStoreWithATypedErrorAndChangesNoByte() throws {
-        guard let (mount, stores, database) = try fullDisk(openDatabase: true) else { return }
+    @Test(.needsScratchMount)
+    func aFullDiskFailsEachStoreWithATypedErrorAndChangesNoByte() throws {
+        let (mount, stores, database) = try fullDisk(openDatabase: true)
         let before = try stores.bytes()
 
         let error = #expect(throws: MigrationRunError.self) { try stores.coordinator("1.1", database: database).run() }
@@ -141,8 +136,9 @@ import CSQLite
         withExtendedLifetime(mount) {}
     }
 
-    @Test func aFullDiskStopsAClosedDatabaseFromOpeningAndNothingRuns() throws {
-        guard let (mount, stores, _) = try fullDisk(openDatabase: false) else { return }
+    @Test(.needsScratchMount)
+    func aFullDiskStopsAClosedDatabaseFromOpeningAndNothingRuns() throws {
+        let (mount, stores, _) = try fullDisk(openDatabase: false)
         let before = try stores.bytes()
 
         // Opening a database in WAL mode creates its log and index files: no room, no level.
@@ -165,15 +161,10 @@ import CSQLite
 
     // MARK: A read-only folder
 
-    @Test(arguments: ["prefs", "cache"])
+    @Test(.needsReadOnlyFolder, arguments: ["prefs", "cache"])
     func aReadOnlyFolderFailsItsFileStoreWithATypedErrorAndChangesNoByte(storeFolder: String) throws {
         let readOnly = folder.url.appendingPathComponent(storeFolder)
-        do {
-            try ScratchMount.makeReadOnly(readOnly)
-        } catch {
-            print("FaultTests: skipping a read-only test: \(error)")
-            return
-        }
+        try ScratchMount.makeReadOnly(readOnly)
         defer { ScratchMount.makeWritable(readOnly) }
         let before = try bytes(of: storeFolder + "/")
 
@@ -199,14 +190,10 @@ import CSQLite
         #expect(try levels() == (storeFolder == "prefs" ? ["1.0", "1.1", "1.1"] : ["1.1", "1.1", "1.0"]))
     }
 
-    @Test func aReadOnlyDatabaseFolderIsAnUnreadableLevelAndNothingRuns() throws {
+    @Test(.needsReadOnlyFolder)
+    func aReadOnlyDatabaseFolderIsAnUnreadableLevelAndNothingRuns() throws {
         let readOnly = folder.url.appendingPathComponent("db")
-        do {
-            try ScratchMount.makeReadOnly(readOnly)
-        } catch {
-            print("FaultTests: skipping a read-only test: \(error)")
-            return
-        }
+        try ScratchMount.makeReadOnly(readOnly)
         defer { ScratchMount.makeWritable(readOnly) }
         let before = try stores.bytes()
 

@@ -236,6 +236,172 @@ import Testing
         #expect(store.recordedStates == ["a": LevelState(level: "2.0"), "b": LevelState(level: "1.5")])
         #expect(Set(store.contents) == ["a@1.0", "a@2.0", "b@1.5"])
     }
+
+    // MARK: Sub-migrations under every policy
+
+    @Test func subMigrationsAndTheAppVersionUnderEveryPolicy() throws {
+        let registered: [Version] = ["2.0-2", "1.0", "2.0", "2.1-1", "2.0-1", "2.1"]
+        func plan(level: Version?, firstLaunch: FirstLaunchPolicy<Store> = .runAll, newer: NewerStorePolicy = .fail,
+                  rebuildable: Bool = false) throws -> MigrationPlan {
+            let store = Store([], records: level.map { ["m": MigrationRecord(baseline: $0)] } ?? [:], rebuiltValue: rebuildable ? [] : nil)
+            let coordinator = MigrationCoordinator(appVersion: "2.0")
+            let manager = try coordinator.manager("m", store: store)
+            manager.firstLaunchPolicy = firstLaunch
+            manager.newerStorePolicy = newer
+            registerLogging(registered, on: manager)
+            return try coordinator.plan()
+        }
+        let runAll = try plan(level: nil)
+        #expect(runAll.steps.map(\.id.description) == ["m@1.0", "m@2.0", "m@2.0-1", "m@2.0-2"])
+        #expect(runAll.managers[0].ahead == ["2.1", "2.1-1"])
+        #expect(try plan(level: nil, firstLaunch: .baseline).steps.map(\.id.description) == ["m:baseline@2.0-2"])
+        #expect(try plan(level: nil, firstLaunch: .decide { _ in .baseline }).steps.map(\.id.description) == ["m:baseline@2.0-2"])
+        #expect(try plan(level: "2.0").managers[0].pending == ["2.0-1", "2.0-2"])
+        #expect(try plan(level: "2.0-1").managers[0].pending == ["2.0-2"])
+        // A sub-migration of the app version past every registered one is not a newer store.
+        for newer in [NewerStorePolicy.fail, .ignore, .reset] {
+            let upToDate = try plan(level: "2.0-3", newer: newer, rebuildable: true)
+            #expect(upToDate.isUpToDate)
+            #expect(upToDate.managers[0].newerStore == nil)
+        }
+        #expect(try plan(level: "2.0.1-0").blockingErrors == [
+            .storeIsNewer(manager: "m", store: "in-memory store", level: "2.0.1-0", appVersion: "2.0"),
+        ])
+        #expect(try plan(level: "2.1-1", newer: .ignore).isUpToDate)
+        #expect(try plan(level: "2.1-1", newer: .reset, rebuildable: true).steps.map(\.id.description)
+            == ["m:reset", "m@1.0", "m@2.0", "m@2.0-1", "m@2.0-2"])
+    }
+
+    // MARK: Baseline, reset and hooks
+
+    @Test func baselineAtThenResetThenBaselineAgain() throws {
+        let store = Store([])
+        let coordinator = MigrationCoordinator(appVersion: "2.0")
+        let prefs = try coordinator.manager("prefs", store: store)
+        registerLogging(["1.1", "1.2", "1.2-1", "2.0"], on: prefs)
+        #expect(try prefs.baseline(at: "1.2"))
+        #expect(try !prefs.baseline(at: "1.0"), "a second baseline never moves the level")
+        #expect(try coordinator.plan().managers[0].pending == ["1.2-1", "2.0"])
+        try prefs.reset()
+        #expect(try prefs.level() == nil)
+        #expect(try coordinator.plan().managers[0].firstLaunch == .runAll)
+        #expect(try coordinator.plan().managers[0].pending == ["1.1", "1.2", "1.2-1", "2.0"])
+        #expect(try prefs.baseline(at: "1.2-1"))
+        try coordinator.run()
+        #expect(store.contents == ["prefs@2.0"])
+        try prefs.reset()
+        #expect(store.recordedStates["prefs"] == nil)
+        try coordinator.run()
+        #expect(store.contents == ["prefs@2.0", "prefs@1.1", "prefs@1.2", "prefs@1.2-1", "prefs@2.0"])
+    }
+
+    @Test func hookAfterAFailedMigrationIsSkippedThenRunsOnceWithThePreviousVersion() throws {
+        let store = Store([], records: ["prefs": MigrationRecord(baseline: "1.0", appVersion: "1.0")])
+        let log = EventLog()
+        for fail in [true, false, false] {
+            let coordinator = MigrationCoordinator(appVersion: "2.0")
+            let prefs = try coordinator.manager("prefs", store: store)
+            registerLogging(["1.0", "2.0"], on: prefs, log: log)
+            prefs.register("2.0-1") { _ in if fail { throw TestFailure(message: "disk full") } }
+            prefs.onAppVersionChange { previous, current in log.append("hook \(previous?.description ?? "nil") → \(current)") }
+            let report = try runReport(of: coordinator)
+            if fail {
+                #expect(report.steps.map(\.outcome) == [.applied, .failed(message: "disk full"), .skipped(because: stepID("prefs", "2.0-1"))])
+                #expect(report.managers[0].levelAfter == "2.0")
+            }
+        }
+        #expect(log.all == ["prefs@2.0", "hook 1.0 → 2.0"])
+        #expect(store.recordedStates["prefs"] == LevelState(level: "2.0-1", appVersion: "2.0"))
+    }
+
+    @Test func failingHookAfterABaselineKeepsTheBaselineAndRetriesOnlyTheHook() throws {
+        let store = Store([])
+        let attempts = EventLog()
+        var reports: [MigrationReport] = []
+        for fail in [true, false, false] {
+            let coordinator = MigrationCoordinator(appVersion: "2.0")
+            let prefs = try coordinator.manager("prefs", store: store)
+            prefs.firstLaunchPolicy = .baseline
+            registerLogging(["1.0", "2.0-1"], on: prefs)
+            prefs.onAppVersionChange { previous, current in
+                attempts.append("hook \(previous?.description ?? "nil") → \(current)")
+                if fail { throw TestFailure(message: "offline") }
+            }
+            reports.append(try runReport(of: coordinator))
+        }
+        #expect(reports[0].steps.map(\.step.id.description) == ["prefs:baseline@2.0-1", "prefs:appVersionChange@2.0"])
+        #expect(reports[0].steps.map(\.outcome) == [.applied, .failed(message: "offline")])
+        #expect(reports[0].managers[0].levelAfter == "2.0-1")
+        #expect(reports[1].steps.map(\.step.id.description) == ["prefs:appVersionChange@2.0"])
+        #expect(reports[1].steps[0].step.previousAppVersion == nil)
+        #expect(reports[2].steps.isEmpty)
+        #expect(attempts.all == ["hook nil → 2.0", "hook nil → 2.0"])
+        #expect(store.contents.isEmpty)
+        #expect(store.recordedStates["prefs"] == LevelState(level: "2.0-1", appVersion: "2.0"))
+    }
+
+    @Test
+    func hookAfterAResetIsToldWhatThePlanSays() throws {
+        let cache = Store(["v3"], records: ["thumbs": MigrationRecord(baseline: "3.0", appVersion: "3.0")], rebuiltValue: [])
+        let coordinator = MigrationCoordinator(appVersion: "2.0")
+        let thumbs = try coordinator.manager("thumbs", store: cache)
+        thumbs.newerStorePolicy = .reset
+        registerLogging(["1.0"], on: thumbs)
+        let told = EventLog()
+        thumbs.onAppVersionChange { previous, _ in told.append(previous?.description ?? "nil") }
+        let plan = try coordinator.plan()
+        let planned = try #require(plan.steps.last)
+        #expect(planned.action == .appVersionChange)
+        try coordinator.run()
+        #expect(told.all == [planned.previousAppVersion?.description ?? "nil"])
+    }
+
+    @Test
+    func resettingASharedRebuildableStoreKeepsTheOtherManagersConsistent() throws {
+        let cache = Store(["thumbs v3", "previews v1"], records: [
+            "thumbs": MigrationRecord(baseline: "3.0"), "previews": MigrationRecord(baseline: "1.0"),
+        ], rebuiltValue: [])
+        let coordinator = MigrationCoordinator(appVersion: "2.0")
+        let thumbs = try coordinator.manager("thumbs", store: cache)
+        thumbs.newerStorePolicy = .reset
+        registerLogging(["1.0"], on: thumbs)
+        registerLogging(["1.0"], on: try coordinator.manager("previews", store: cache))
+        _ = try? coordinator.run()
+        // Either the plan refuses, or previews' data is rebuilt: a level without its data is wrong.
+        #expect(cache.contents.contains("previews v1") || cache.contents.contains("previews@1.0"),
+                "contents \(cache.contents), states \(cache.recordedStates)")
+    }
+
+    @Test
+    func appVersionHookRunsOnceWhenTwoRunsRace() throws {
+        let store = Store([], records: ["prefs": MigrationRecord(baseline: "1", appVersion: "1")])
+        let calls = EventLog()
+        let firstEntered = DispatchSemaphore(value: 0), secondEntered = DispatchSemaphore(value: 0)
+        func coordinator() throws -> MigrationCoordinator {
+            let coordinator = MigrationCoordinator(appVersion: "2")
+            let prefs = try coordinator.manager("prefs", store: store)
+            registerLogging(["1"], on: prefs)
+            prefs.onAppVersionChange { previous, current in
+                calls.append("hook \(previous?.description ?? "nil") → \(current)")
+                if calls.all.count == 1 {
+                    firstEntered.signal()
+                    // Once the first run is in its hook, the second run must not get into its own.
+                    _ = secondEntered.wait(timeout: .now() + 2)
+                } else {
+                    secondEntered.signal()
+                }
+            }
+            return coordinator
+        }
+        let first = try coordinator(), second = try coordinator()
+        let firstDone = DispatchSemaphore(value: 0)
+        first.run(queue: DispatchQueue(label: "LevelPolicyTests.first")) { _ in firstDone.signal() }
+        #expect(firstEntered.wait(timeout: .now() + 10) == .success)
+        _ = try? second.run()
+        #expect(firstDone.wait(timeout: .now() + 10) == .success)
+        #expect(calls.all == ["hook 1 → 2"])
+        #expect(store.recordedStates["prefs"] == LevelState(level: "1", appVersion: "2"))
+    }
 }
 
 /// A store that counts how often its levels are read.

@@ -3,6 +3,8 @@ import Testing
 @testable import StoreMigrations
 
 @Suite struct MigrationGraphTests {
+    typealias Store = InMemoryStore<[String]>
+
     private func coordinator(_ app: Version = "2.0") -> MigrationCoordinator { MigrationCoordinator(appVersion: app) }
 
     @Test func duplicateManagerNameIsRejected() throws {
@@ -129,5 +131,63 @@ import Testing
         b.register(30_001, dependsOn: [a.migration(30_001)]) { $0 += 1 }
         a.register(30_001, dependsOn: [b.migration(30_000), b.migration(30_001)]) { $0 += 1 }
         #expect(throws: MigrationError.cycle([a.migration(30_001), b.migration(30_001), a.migration(30_001)])) { try coordinator.plan() }
+    }
+
+    // MARK: Duplicates, cycles and dependencies through sub-migrations
+
+    @Test func duplicateSubMigrationsAreDetectedWithTrailingZerosAndLeadingZeros() throws {
+        for (registered, duplicate) in [(["1.0-1", "1-1"], "1-1"), (["1-1", "1.0.0-01", "2"], "1.0.0-01"), (["2", "1.1-0", "1.1.0-0"], "1.1.0-0")] as [([Version], Version)] {
+            let coordinator = MigrationCoordinator(appVersion: "2")
+            let store = Store([])
+            registerLogging(registered, on: try coordinator.manager("m", store: store))
+            #expect(throws: MigrationError.duplicateMigration(manager: "m", version: duplicate)) { try coordinator.plan() }
+            #expect(throws: MigrationError.self) { try coordinator.run() }
+            #expect(store.contents.isEmpty)
+        }
+        // A sub-migration is not a duplicate of its base version, nor `-0` of `-00`'s neighbour.
+        let coordinator = MigrationCoordinator(appVersion: "1")
+        registerLogging(["1", "1-0", "1-1", "1.0.0.1"], on: try coordinator.manager("m", store: Store([])))
+        #expect(try coordinator.plan().managers[0].pending == ["1", "1-0", "1-1"])
+    }
+
+    @Test func cycleThroughSubMigrationsIsListedFromItsSmallestNode() throws {
+        // a@1.1 waits for b@1, which waits for a@1.1-1, which follows a@1.1.
+        for order in [["a", "b"], ["b", "a"]] {
+            let coordinator = MigrationCoordinator(appVersion: "2")
+            var managers: [String: MigrationManager<Store>] = [:]
+            for name in order { managers[name] = try coordinator.manager(name, store: Store([])) }
+            let a = managers["a"]!, b = managers["b"]!
+            registerLogging(["1.1-1", "1.1", "1.1-2"], on: a, dependsOn: ["1.1": [b.migration("1")]])
+            registerLogging(["1"], on: b, dependsOn: ["1": [a.migration("1.1-1")]])
+            let expected: [MigrationReference] = [a.migration("1.1"), a.migration("1.1-1"), b.migration("1"), a.migration("1.1")]
+            #expect(throws: MigrationError.cycle(expected)) { try coordinator.plan() }
+            #expect(MigrationError.cycle(expected).description.hasPrefix("Migrations form a cycle: a@1.1 → a@1.1-1 → b@1 → a@1.1."))
+        }
+    }
+
+    @Test func selfDependencyIsACycleAndDependencyOnAnEarlierVersionIsNot() throws {
+        let coordinator = MigrationCoordinator(appVersion: "2")
+        let a = try coordinator.manager("a", store: Store([]))
+        registerLogging(["1", "2"], on: a, dependsOn: ["2": [a.migration("2")]])
+        #expect(throws: MigrationError.cycle([a.migration("2"), a.migration("2")])) { try coordinator.plan() }
+
+        let valid = MigrationCoordinator(appVersion: "2")
+        let b = try valid.manager("b", store: Store([]))
+        registerLogging(["1", "2"], on: b, dependsOn: ["2": [b.migration("1.0")]])
+        #expect(try valid.plan().steps.map(\.id.description) == ["b@1", "b@2"])
+    }
+
+    @Test func dependencyValidationNamesBothEndsWithSubMigrations() throws {
+        let coordinator = MigrationCoordinator(appVersion: "2.0")
+        let prefs = try coordinator.manager("prefs", store: Store([]))
+        let library = try coordinator.manager("library", store: Store([]))
+        registerLogging(["2.0", "2.0-1", "2.1-1"], on: prefs)
+        // 2.0-1 is at the app version (a sub-migration of it), 2.1-1 is ahead.
+        library.register("2.0-1", dependsOn: [prefs.migration("2.0-1")]) { _ in }
+        #expect(try coordinator.plan().steps.last?.description == "library@2.0-1 after prefs@2.0-1")
+        library.register("2.0-2", dependsOn: [prefs.migration("2.1-1")]) { _ in }
+        #expect(throws: MigrationError.dependencyAhead(dependency: prefs.migration("2.1-1"), of: library.migration("2.0-2"), appVersion: "2.0")) {
+            try coordinator.plan()
+        }
     }
 }

@@ -5,6 +5,8 @@ import Testing
 /// A finished run must not keep its stores alive: a SQLite store kept alive keeps its database
 /// connection, and its file descriptors, open for the life of the process.
 @Suite struct RunLifetimeTests {
+    typealias Store = InMemoryStore<[String]>
+
     final class Released: @unchecked Sendable {
         weak var store: SQLiteStore?
 
@@ -40,5 +42,37 @@ import Testing
     @Test func anAsyncRunReleasesItsStores() async throws {
         let released = try await runAndRelease { coordinator in _ = try await coordinator.run() }
         #expect(released.eventually)
+    }
+
+    // MARK: Stores in memory
+
+    @Test
+    func aFinishedRunReleasesItsStores() throws {
+        weak var weakStore: Store?
+        weak var weakCoordinator: MigrationCoordinator?
+        do {
+            let store = Store([])
+            let coordinator = MigrationCoordinator(appVersion: "1")
+            weakStore = store
+            weakCoordinator = coordinator
+            registerLogging(["1"], on: try coordinator.manager("a", store: store))
+            try coordinator.run()
+        }
+        // Dispatch threads may hold the scheduler for a moment after the completion.
+        for _ in 0..<300 where weakStore != nil { Thread.sleep(forTimeInterval: 0.01) }
+        #expect(weakCoordinator == nil)
+        #expect(weakStore == nil, "the store (an open SQLite connection, say) outlives its coordinator")
+    }
+
+    @Test func planningDoesNotRetainStores() throws {
+        weak var weakStore: Store?
+        do {
+            let store = Store([])
+            weakStore = store
+            let coordinator = MigrationCoordinator(appVersion: "1")
+            registerLogging(["1"], on: try coordinator.manager("a", store: store))
+            #expect(try !coordinator.plan().isUpToDate)
+        }
+        #expect(weakStore == nil)
     }
 }

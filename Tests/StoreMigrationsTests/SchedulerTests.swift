@@ -6,14 +6,22 @@ import Testing
 @Suite struct SchedulerTests {
     typealias Store = InMemoryStore<[String]>
 
-    /// Counts steps in flight and remembers the most seen at once.
+    /// Counts steps in flight, overall and per store, and remembers the most seen at once.
     final class Overlap: @unchecked Sendable {
         private let lock = NSLock()
-        private var current = 0
-        private(set) var maximum = 0
-        func enter() { lock.withLock { current += 1; maximum = max(maximum, current) } }
-        func leave() { lock.withLock { current -= 1 } }
+        private var current = 0, maximum = 0
+        private var perStore: [String: Int] = [:], perStoreMaximum: [String: Int] = [:]
+        func enter(_ store: String = "") {
+            lock.withLock {
+                current += 1
+                maximum = max(maximum, current)
+                perStore[store, default: 0] += 1
+                perStoreMaximum[store] = max(perStoreMaximum[store] ?? 0, perStore[store]!)
+            }
+        }
+        func leave(_ store: String = "") { lock.withLock { current -= 1; perStore[store]! -= 1 } }
         var peak: Int { lock.withLock { maximum } }
+        var peakPerStore: [String: Int] { lock.withLock { perStoreMaximum } }
     }
 
     @Test func independentStoresRunInParallel() throws {
@@ -261,16 +269,225 @@ import Testing
         #expect(onQueue.report?.didRunAnything == true)
     }
 
-    final class ResultBox: @unchecked Sendable {
-        private let lock = NSLock()
-        private var result: Result<MigrationReport, any Error>?
-        private var _flag = false
-        func set(_ result: Result<MigrationReport, any Error>) { lock.withLock { self.result = result } }
-        var flag: Bool {
-            get { lock.withLock { _flag } }
-            set { lock.withLock { _flag = newValue } }
+    // MARK: Limits, failures and cancellation
+
+    @Test(arguments: 1...4)
+    func manyManagersSharingStoresRespectEveryLimit(maxConcurrent: Int) throws {
+        let coordinator = MigrationCoordinator(appVersion: "5")
+        coordinator.maxConcurrentStores = maxConcurrent
+        let overlap = Overlap()
+        let order = EventLog()
+        let stores = (0..<5).map { Store([], name: "store \($0)") }
+        var managers: [MigrationManager<Store>] = []
+        for index in 0..<15 {
+            let store = stores[index % stores.count]
+            let manager = try coordinator.manager("m\(index)", store: store)
+            for version in 1...5 {
+                // Each manager's 3 waits for the previous manager's 2: a web across stores.
+                let dependencies = version == 3 && index > 0 ? [managers[index - 1].migration("2")] : []
+                let name = manager.name, storeName = store.description
+                manager.register(Version(version), dependsOn: dependencies) { applied in
+                    overlap.enter(storeName)
+                    defer { overlap.leave(storeName) }
+                    Thread.sleep(forTimeInterval: 0.0002)
+                    applied.append("\(name)@\(version)")
+                    order.append("\(name)@\(version)")
+                }
+            }
+            managers.append(manager)
         }
-        var error: (any Error)? { lock.withLock { if case .failure(let error) = result { return error } else { return nil } } }
-        var report: MigrationReport? { lock.withLock { try? result?.get() } }
+        let report = try coordinator.run()
+        #expect(report.steps.count == 75 && report.succeeded)
+        #expect(overlap.peak <= maxConcurrent)
+        #expect(overlap.peakPerStore.values.allSatisfy { $0 == 1 })
+        let position = Dictionary(uniqueKeysWithValues: order.all.enumerated().map { ($0.element, $0.offset) })
+        #expect(position.count == 75)
+        for index in 0..<15 {
+            for version in 2...5 { #expect(position["m\(index)@\(version - 1)"]! < position["m\(index)@\(version)"]!) }
+            if index > 0 { #expect(position["m\(index - 1)@2"]! < position["m\(index)@3"]!) }
+        }
+        if maxConcurrent == 1 {
+            #expect(order.all == report.steps.map(\.step.id.description), "one at a time, steps run in plan order")
+        }
+    }
+
+    @Test func failureSkipsTransitiveDependentsAcrossStoresWithTheExactCause() throws {
+        let coordinator = MigrationCoordinator(appVersion: "3")
+        let a = try coordinator.manager("a", store: Store([]))
+        let b = try coordinator.manager("b", store: Store([]))
+        let c = try coordinator.manager("c", store: Store([]))
+        let d = try coordinator.manager("d", store: Store([]))
+        let e = try coordinator.manager("e", store: Store([]))
+        registerLogging(["1"], on: a)
+        a.register("2") { _ in throw TestFailure(message: "a@2 broke") }
+        registerLogging(["1", "2"], on: b, dependsOn: ["2": [a.migration("2")]])
+        registerLogging(["1", "1-1", "2"], on: c, dependsOn: ["1-1": [b.migration("2")]])
+        registerLogging(["1"], on: d, dependsOn: ["1": [c.migration("2"), e.migration("1")]])
+        d.onAppVersionChange { _, _ in Issue.record("a skipped manager's hook must not run") }
+        registerLogging(["1", "2"], on: e)
+        let report = try runReport(of: coordinator)
+        let cause = stepID("a", "2")
+        let outcomes = Dictionary(uniqueKeysWithValues: report.steps.map { ($0.step.id.description, $0.outcome) })
+        #expect(outcomes == [
+            "a@1": .applied, "a@2": .failed(message: "a@2 broke"),
+            "b@1": .applied, "b@2": .skipped(because: cause),
+            "c@1": .applied, "c@1-1": .skipped(because: cause), "c@2": .skipped(because: cause),
+            "d@1": .skipped(because: cause), "d:appVersionChange@3": .skipped(because: cause),
+            "e@1": .applied, "e@2": .applied,
+        ])
+        #expect(report.managers.map(\.levelAfter) == ["1", "1", "1", nil, "2"])
+        #expect(MigrationRunError(report: report).description.contains("skipped because of it: b@2, c@1-1, c@2, d@1, d:appVersionChange@3."))
+    }
+
+    @Test func stopOnFirstFailureLetsTheOtherRunningStepFinish() throws {
+        let coordinator = MigrationCoordinator(appVersion: "2")
+        coordinator.maxConcurrentStores = 2
+        coordinator.failurePolicy = .stopOnFirstFailure
+        let bStarted = DispatchSemaphore(value: 0), stopped = DispatchSemaphore(value: 0)
+        let events = EventLog()
+        coordinator.observer = { event in
+            events.append(describe(event))
+            // Told after the scheduler recorded the failure and stopped.
+            if case .skipped(let step, _) = event, step.id == stepID("a", "2") { stopped.signal() }
+        }
+        let a = try coordinator.manager("a", store: Store([]))
+        let b = try coordinator.manager("b", store: Store([]))
+        a.register("1") { _ in
+            guard bStarted.wait(timeout: .now() + 10) == .success else { throw TestFailure(message: "b@1 never ran alongside") }
+            throw TestFailure(message: "a@1 broke")
+        }
+        registerLogging(["2"], on: a)
+        b.register("1") { applied in
+            bStarted.signal()
+            guard stopped.wait(timeout: .now() + 10) == .success else { throw TestFailure(message: "the run never stopped") }
+            applied.append("b@1")
+        }
+        registerLogging(["2"], on: b)
+        registerLogging(["1"], on: try coordinator.manager("c", store: Store([])))
+        let report = try runReport(of: coordinator)
+        #expect(report.steps.map(\.step.id.description) == ["a@1", "b@1", "c@1", "a@2", "b@2"])
+        #expect(report.steps.map(\.outcome) == [.failed(message: "a@1 broke"), .applied, .cancelled, .skipped(because: stepID("a", "1")), .cancelled])
+        #expect(b.store.contents == ["b@1"])
+        // (The cancelled steps' .skipped events may arrive after the run: see ObservabilityTests.everyEventArrivesBeforeTheRunCompletes.)
+        #expect(events.all.filter { $0.hasPrefix("started") }.sorted() == ["started a@1", "started b@1"])
+    }
+
+    @Test func cancellingBeforeTheRunStartsRunsNothing() async throws {
+        let coordinator = MigrationCoordinator(appVersion: "2")
+        let store = Store([])
+        registerLogging(["1", "2"], on: try coordinator.manager("a", store: store))
+        registerLogging(["1"], on: try coordinator.manager("b", store: Store([])))
+        let task = Task {
+            while !Task.isCancelled { await Task.yield() }
+            return try await coordinator.run()
+        }
+        task.cancel()
+        let error = await #expect(throws: MigrationRunError.self) { try await task.value }
+        #expect(error?.report.steps.map(\.outcome) == [.cancelled, .cancelled, .cancelled])
+        #expect(error?.report.didRunAnything == false)
+        #expect(store.contents.isEmpty && store.recordedStates.isEmpty)
+        #expect(error?.description.contains("3 steps were not started") == true)
+    }
+
+    @Test func cancellingFromInsideAnEventStartsNothingNew() throws {
+        let coordinator = MigrationCoordinator(appVersion: "2")
+        coordinator.maxConcurrentStores = 1
+        let box = HandleBox()
+        let events = EventLog()
+        coordinator.observer = { event in
+            events.append(describe(event))
+            if case .finished(let step, _) = event, step.id == stepID("a", "1") { box.get()?.cancel() }
+        }
+        let a = try coordinator.manager("a", store: Store([]))
+        registerLogging(["1", "2"], on: a)
+        registerLogging(["1"], on: try coordinator.manager("b", store: Store([])))
+        let result = try runWithHandle(coordinator, box: box)
+        let report = try #require((result.failure as? MigrationRunError)?.report)
+        #expect(report.steps.map(\.step.id.description) == ["a@1", "b@1", "a@2"])
+        #expect(report.steps.map(\.outcome) == [.applied, .cancelled, .cancelled])
+        #expect(events.all == ["planned 3", "started a@1", "finished a@1", "skipped b@1 because cancelled", "skipped a@2 because cancelled"])
+        #expect(a.store.contents == ["a@1"])
+    }
+
+    @Test
+    func cancellingFromThePlannedEventTellsTheObserverOfEveryStep() throws {
+        let coordinator = MigrationCoordinator(appVersion: "1")
+        coordinator.maxConcurrentStores = 1
+        let box = HandleBox()
+        let events = EventLog()
+        coordinator.observer = { event in
+            events.append(describe(event))
+            if case .planned = event { box.get()?.cancel() }
+        }
+        for name in ["a", "b", "c"] { registerLogging(["1"], on: try coordinator.manager(name, store: Store([]))) }
+        let result = try runWithHandle(coordinator, box: box)
+        let report = try #require((result.failure as? MigrationRunError)?.report)
+        #expect(report.steps.map(\.outcome) == [.cancelled, .cancelled, .cancelled])
+        #expect(events.all.first == "planned 3")
+        #expect(events.all.dropFirst().sorted() == ["skipped a@1 because cancelled", "skipped b@1 because cancelled", "skipped c@1 because cancelled"])
+    }
+
+    @Test func cancellingAfterTheRunChangesNothing() throws {
+        let coordinator = MigrationCoordinator(appVersion: "1")
+        let store = Store([])
+        registerLogging(["1"], on: try coordinator.manager("a", store: store))
+        let box = HandleBox()
+        let result = try runWithHandle(coordinator, box: box)
+        let report = try result.get()
+        box.get()?.cancel()
+        box.get()?.cancel()
+        #expect(report.succeeded && report.steps.map(\.outcome) == [.applied])
+        #expect(box.get()?.progress.fractionCompleted == 1)
+        #expect(store.contents == ["a@1"])
+        #expect(try coordinator.run().steps.isEmpty)
+    }
+
+    // MARK: Two runs on one store
+
+    @Test func twoRunsOnOneStoreApplyEachMigrationOnce() throws {
+        // Two coordinators (as two launches racing, or an app and its extension) on the same stores.
+        let prefs = Store([]), library = Store([])
+        let bodies = EventLog()
+        func coordinator() throws -> MigrationCoordinator {
+            let coordinator = MigrationCoordinator(appVersion: "3")
+            let p = try coordinator.manager("prefs", store: prefs)
+            let l = try coordinator.manager("library", store: library)
+            for version in 1...3 {
+                p.register(Version(version)) { applied in
+                    applied.append("prefs@\(version)")
+                    bodies.append("prefs@\(version)")
+                }
+                l.register(Version(version), dependsOn: [p.migration(Version(version))]) { applied in
+                    applied.append("library@\(version)")
+                    bodies.append("library@\(version)")
+                }
+            }
+            return coordinator
+        }
+        let coordinators = [try coordinator(), try coordinator()]
+        let reports = ResultBox()
+        let outcomes = EventLog()
+        DispatchQueue.concurrentPerform(iterations: 2) { index in
+            do {
+                let report = try coordinators[index].run()
+                for step in report.steps { outcomes.append("\(step.step.id) \(step.outcome == .applied ? "applied" : "\(step.outcome)")") }
+            } catch {
+                reports.set(.failure(error))
+            }
+        }
+        #expect(reports.error == nil)
+        #expect(bodies.all.count == 6)
+        #expect(prefs.contents == ["prefs@1", "prefs@2", "prefs@3"])
+        #expect(library.contents == ["library@1", "library@2", "library@3"])
+        // The second run either finds the work done when it plans, or each step already applied.
+        #expect(outcomes.all.filter { $0.hasSuffix(" applied") }.count == 6)
+        #expect(outcomes.all.allSatisfy { $0.hasSuffix(" applied") || $0.contains("alreadyApplied") })
+    }
+}
+
+private extension Result {
+    var failure: Failure? {
+        if case .failure(let error) = self { return error }
+        return nil
     }
 }

@@ -101,6 +101,41 @@ struct ThreeStores {
 final class ScratchMount {
     let url: URL
 
+    /// Why no tmpfs can be mounted here (root in a container that allows it can), or `nil`
+    /// where one can: found by mounting one, once per test process.
+    static let unavailableReason: String? = {
+        switch make(size: 64 * 1024) {
+        case .success: return nil
+        case .failure(let reason): return oneLine(reason.description)
+        }
+    }()
+
+    static var isAvailable: Bool { unavailableReason == nil }
+
+    /// Why ``makeReadOnly(_:)`` fails here (as root it needs a bind mount), or `nil` where it
+    /// works: found by making a scratch folder read-only, once per test process.
+    static let readOnlyUnavailableReason: String? = {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("StoreMigrationsReadOnly-\(UUID().uuidString)")
+        defer {
+            makeWritable(folder)
+            try? FileManager.default.removeItem(at: folder)
+        }
+        do {
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            try makeReadOnly(folder)
+            return nil
+        } catch {
+            return oneLine("\(error)")
+        }
+    }()
+
+    static var canMakeReadOnly: Bool { readOnlyUnavailableReason == nil }
+
+    /// `text` on one line, for a skipped test's comment: `mount` explains itself over several.
+    private static func oneLine(_ text: String) -> String {
+        text.split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }.joined(separator: " ")
+    }
+
     /// Mounts a tmpfs of `size` bytes at a new temporary folder, or explains why it cannot.
     static func make(size: Int) -> Result<ScratchMount, ProcessTestFailure> {
         let url = FileManager.default.temporaryDirectory.appendingPathComponent("StoreMigrationsMount-\(UUID().uuidString)")
@@ -166,5 +201,18 @@ final class ScratchMount {
         let output = pipe.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         return (process.terminationStatus, String(decoding: output, as: UTF8.self))
+    }
+}
+
+extension Trait where Self == ConditionTrait {
+    /// Runs the test only where a tmpfs can be mounted; elsewhere it shows as skipped, saying why.
+    static var needsScratchMount: Self {
+        .enabled(if: ScratchMount.isAvailable, "needs a tmpfs mount: \(ScratchMount.unavailableReason ?? "")")
+    }
+
+    /// Runs the test only where a folder can be made read-only; elsewhere it shows as skipped,
+    /// saying why.
+    static var needsReadOnlyFolder: Self {
+        .enabled(if: ScratchMount.canMakeReadOnly, "needs a read-only folder: \(ScratchMount.readOnlyUnavailableReason ?? "")")
     }
 }

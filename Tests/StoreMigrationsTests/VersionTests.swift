@@ -3,6 +3,8 @@ import Testing
 @testable import StoreMigrations
 
 @Suite struct VersionTests {
+    typealias Store = InMemoryStore<[String]>
+
     @Test func sortsSubMigrationsBetweenTheirVersionAndTheNext() {
         let expected: [Version] = ["1.1", "1.1-0", "1.1-1", "1.1-2", "1.1.1", "1.2"]
         #expect(expected.shuffled().sorted() == expected)
@@ -90,5 +92,34 @@ import Testing
         #expect(try JSONDecoder().decode([Version].self, from: Data("[3]".utf8)) == [3])
         #expect(throws: DecodingError.self) { try JSONDecoder().decode([Version].self, from: Data(#"["1.x"]"#.utf8)) }
         #expect(throws: DecodingError.self) { try JSONDecoder().decode([Version].self, from: Data("[-1]".utf8)) }
+    }
+
+    // MARK: Huge versions
+
+    @Test
+    func baseOfAHugeSubMigrationEqualsTheParsedBase() throws {
+        let huge = try Version(parsing: "1.2-4294967296")
+        #expect(huge.base == Version("1.2"))
+        #expect(Set([huge.base, Version("1.2")]).count == 1)
+        #expect(!(huge.base < Version("1.2")) && !(Version("1.2") < huge.base))
+    }
+
+    @Test func hugeVersionsOrderAndMigrateAlike() throws {
+        let ordered: [Version] = [
+            "4294967295", "4294967295-0", "4294967295-4294967295", "4294967295-4294967296", "4294967295.0.0.0.1",
+            "4294967296", "18446744073709551616", "18446744073709551616-99999999999999999999", "18446744073709551617",
+        ]
+        #expect(ordered.reversed().sorted() == ordered)
+        #expect(Version("18446744073709551616.0.0.0.0") == Version("18446744073709551616"))
+        let store = Store([])
+        let coordinator = MigrationCoordinator(appVersion: "18446744073709551616")
+        registerLogging(Array(ordered.reversed()), on: try coordinator.manager("big", store: store))
+        let plan = try coordinator.plan()
+        #expect(plan.managers[0].pending == Array(ordered.dropLast()))
+        #expect(plan.managers[0].ahead == ["18446744073709551617"])
+        try coordinator.run()
+        #expect(store.contents == ordered.dropLast().map { "big@\($0)" })
+        #expect(store.recordedStates["big"]?.level == "18446744073709551616-99999999999999999999")
+        #expect(try coordinator.plan().isUpToDate)
     }
 }
