@@ -100,3 +100,15 @@ func runWithHandle(_ coordinator: MigrationCoordinator, box: HandleBox) throws -
     if let report = result.report { return .success(report) }
     return .failure(try #require(result.error))
 }
+
+/// A value read and written from several threads.
+final class Locked<Value>: @unchecked Sendable {
+    // @unchecked: `stored` is only touched with `lock` held.
+    private let lock = NSLock()
+    private var stored: Value
+    init(_ value: Value) { stored = value }
+    var value: Value {
+        get { lock.withLock { stored } }
+        set { lock.withLock { stored = newValue } }
+    }
+}

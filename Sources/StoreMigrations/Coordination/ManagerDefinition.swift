@@ -60,6 +60,7 @@ extension MigrationManager {
         var versions = snapshot.registrations.versions
         var dependencies = snapshot.registrations.dependencies
         var bodies = snapshot.registrations.bodies
+        var transactions = snapshot.registrations.transactions
         // Apps usually register in version order; otherwise a sort that breaks ties by
         // registration order keeps duplicates in that order, so the graph reports them
         // deterministically.
@@ -68,6 +69,7 @@ extension MigrationManager {
             versions = order.map { versions[$0] }
             dependencies = order.map { dependencies[$0] }
             bodies = order.map { bodies[$0] }
+            transactions = order.map { transactions[$0] }
         }
         let store = self.store
         let name = self.name
@@ -91,10 +93,12 @@ extension MigrationManager {
                     }
                 }
             },
-            perform: { [versions, bodies] request in
+            perform: { [versions, bodies, transactions] request in
                 switch request {
                 case let .migrate(position, context):
-                    return try StepExecutor.migrate(versions[position], of: name, in: store, context: context) { content in
+                    return try StepExecutor.migrate(
+                        versions[position], of: name, in: store, context: context, transaction: transactions[position]
+                    ) { content in
                         try bodies[position].run(&content, context)
                     }
                 case let .baseline(version):

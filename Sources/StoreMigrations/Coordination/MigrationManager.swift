@@ -24,6 +24,7 @@ public final class MigrationManager<Store: MigrationStore>: @unchecked Sendable 
         var versions: [Version] = []
         var dependencies: [[MigrationReference]] = []
         var bodies: [RegisteredBody] = []
+        var transactions: [TransactionMode] = []
     }
 
     /// A body as it was registered: wrapping a plain body in a closure that takes a context
@@ -89,9 +90,14 @@ public final class MigrationManager<Store: MigrationStore>: @unchecked Sendable 
     /// - Parameters:
     ///   - version: The migration's version; `"1.1-2"` is a sub-migration of `1.1`.
     ///   - dependencies: Migrations of other managers that must be applied first.
+    ///   - transaction: ``TransactionMode/none`` for a body that must run outside the store's
+    ///     transaction (`VACUUM`, `CREATE INDEX CONCURRENTLY`): at least once, not exactly once.
     ///   - body: Edits the store's content.
-    public func register(_ version: Version, dependsOn dependencies: [MigrationReference] = [], _ body: @escaping Body) {
-        append(version, dependencies, .plain(body))
+    public func register(
+        _ version: Version, dependsOn dependencies: [MigrationReference] = [],
+        transaction: TransactionMode = .transactional, _ body: @escaping Body
+    ) {
+        append(version, dependencies, transaction, .plain(body))
     }
 
     /// Registers the migration to `version` with a body that receives its ``MigrationContext``.
@@ -101,15 +107,21 @@ public final class MigrationManager<Store: MigrationStore>: @unchecked Sendable 
     ///     try db.transformRows(in: "event", columns: ["guid"]) { _ in ["guid": .text(UUID().uuidString)] }
     /// }
     /// ```
-    public func register(_ version: Version, dependsOn dependencies: [MigrationReference] = [], _ body: @escaping BodyWithContext) {
-        append(version, dependencies, .withContext(body))
+    public func register(
+        _ version: Version, dependsOn dependencies: [MigrationReference] = [],
+        transaction: TransactionMode = .transactional, _ body: @escaping BodyWithContext
+    ) {
+        append(version, dependencies, transaction, .withContext(body))
     }
 
-    private func append(_ version: Version, _ dependencies: [MigrationReference], _ body: RegisteredBody) {
+    private func append(
+        _ version: Version, _ dependencies: [MigrationReference], _ transaction: TransactionMode, _ body: RegisteredBody
+    ) {
         lock.lock()
         registrations.versions.append(version)
         registrations.dependencies.append(dependencies)
         registrations.bodies.append(body)
+        registrations.transactions.append(transaction)
         lock.unlock()
     }
 

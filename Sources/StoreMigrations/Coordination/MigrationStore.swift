@@ -63,6 +63,14 @@ public protocol MigrationStore: AnyObject, Sendable, CustomStringConvertible {
     /// the error unchanged. A transaction whose records come back unchanged may skip writing.
     func transaction<T>(_ body: (inout [String: MigrationRecord], inout Content) throws -> T) throws -> T
 
+    /// Like ``transaction(_:)``, for a migration registered with ``TransactionMode/none``: holds
+    /// the store's exclusive lock across processes and hands `body` the records read under it, but
+    /// runs no transaction around `body`, so that statements a transaction refuses can run; then
+    /// writes the records `body` left. Nothing makes the body and the record atomic: a crash in
+    /// between runs the body again. The default implementation refuses with
+    /// ``MigrationError/transactionModeNotSupported(migration:store:)``.
+    func withoutTransaction<T>(_ body: (inout [String: MigrationRecord], inout Content) throws -> T) throws -> T
+
     /// Throws the content away, for the ``NewerStorePolicy/reset`` policy; called inside
     /// ``transaction(_:)``. Only called on rebuildable stores; the default implementation throws
     /// ``MigrationError/resetNotSupported(manager:store:)`` (the coordinator names the manager).
@@ -75,6 +83,11 @@ extension MigrationStore {
 
     /// Stores are durable unless they say otherwise.
     public var isRebuildable: Bool { false }
+
+    /// Refuses: the store runs every step in a transaction.
+    public func withoutTransaction<T>(_ body: (inout [String: MigrationRecord], inout Content) throws -> T) throws -> T {
+        throw MigrationError.transactionModeNotSupported(migration: MigrationReference(manager: "", version: 0), store: description)
+    }
 
     /// Refuses: a store that is not rebuildable must not lose its contents.
     public func rebuild(_ content: inout Content) throws {

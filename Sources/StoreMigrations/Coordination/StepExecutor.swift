@@ -19,24 +19,31 @@ enum StepExecutor {
     /// (``MigrationContextCarrier``) is given `context` for the length of the body.
     static func migrate<Store: MigrationStore>(
         _ version: Version, of manager: String, in store: Store, context: MigrationContext? = nil,
-        _ body: (inout Store.Content) throws -> Void
+        transaction mode: TransactionMode = .transactional, _ body: (inout Store.Content) throws -> Void
     ) throws -> StepOutcome {
+        let migration = MigrationReference(manager: manager, version: version)
+        func step(_ records: inout [String: MigrationRecord], _ content: inout Store.Content) throws -> StepOutcome {
+            var record = records[manager] ?? MigrationRecord()
+            if record.isApplied(version) { return .alreadyApplied(level: record.level) }
+            let startedAt = Date()
+            let start = ContinuousClock.now
+            let carrier = context == nil ? nil : content as? any MigrationContextCarrier
+            carrier?.context = context
+            defer { carrier?.context = nil }
+            try body(&content)
+            record.markApplied(version, at: startedAt, duration: (ContinuousClock.now - start).seconds)
+            records[manager] = record
+            return .applied
+        }
         do {
-            return try store.transaction { records, content in
-                var record = records[manager] ?? MigrationRecord()
-                if record.isApplied(version) { return .alreadyApplied(level: record.level) }
-                let startedAt = Date()
-                let start = ContinuousClock.now
-                let carrier = context == nil ? nil : content as? any MigrationContextCarrier
-                carrier?.context = context
-                defer { carrier?.context = nil }
-                try body(&content)
-                record.markApplied(version, at: startedAt, duration: (ContinuousClock.now - start).seconds)
-                records[manager] = record
-                return .applied
+            switch mode {
+            case .transactional: return try store.transaction(step)
+            case .none: return try store.withoutTransaction(step)
             }
+        } catch MigrationError.transactionModeNotSupported(_, let description) {
+            throw MigrationError.transactionModeNotSupported(migration: migration, store: description)
         } catch let error as any MigrationAttributableError {
-            throw error.attributed(to: MigrationReference(manager: manager, version: version))
+            throw error.attributed(to: migration)
         }
     }
 

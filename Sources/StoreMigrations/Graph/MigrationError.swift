@@ -40,6 +40,9 @@ public enum MigrationError: Error, Sendable, Hashable, CustomStringConvertible, 
     /// Migrations registered below the manager's level were never applied, and its
     /// ``LateMigrationPolicy`` is ``LateMigrationPolicy/fail``.
     case lateMigrations(manager: String, store: String, versions: [Version], level: Version)
+    /// A migration registered with ``TransactionMode/none`` belongs to a store that runs every
+    /// step in a transaction.
+    case transactionModeNotSupported(migration: MigrationReference, store: String)
     /// A target of a targeted plan or run names a migration no manager registers.
     case unknownTarget(MigrationReference)
     /// A target of a targeted plan or run is ahead of the app version, so it never runs.
@@ -97,6 +100,9 @@ public enum MigrationError: Error, Sendable, Hashable, CustomStringConvertible, 
                 + "branch merged late). Nothing was migrated. Set the manager's lateMigrationPolicy "
                 + "to .run to run \(versions.count == 1 ? "it" : "them") now, or .ignore to leave "
                 + "\(versions.count == 1 ? "it" : "them") unapplied."
+        case let .transactionModeNotSupported(migration, store):
+            return "Migration \(migration) is registered with transaction: .none, but \(store) runs "
+                + "every step in a transaction. Nothing of it ran. Register it without the option."
         case let .unknownTarget(target):
             return "Target \(target) names no registered migration. Nothing was migrated. Register "
                 + "it, or target a migration that exists."
