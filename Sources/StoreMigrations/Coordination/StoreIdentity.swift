@@ -35,12 +35,18 @@ public struct StoreIdentity: Sendable, Hashable, CustomStringConvertible {
     /// file (a symbolic link, a second mount) are one store; otherwise its path with symbolic
     /// links resolved as far as the path exists.
     public static func file(_ url: URL) -> StoreIdentity {
-        let path = url.standardizedFileURL.path
         var status = stat()
-        if stat(path, &status) == 0 {
+        if stat(url.standardizedFileURL.path, &status) == 0 {
             return StoreIdentity(kind: "file", value: "\(status.st_dev):\(status.st_ino)")
         }
-        var existing = path
+        return StoreIdentity(kind: "path", value: resolvingSymbolicLinks(url).path)
+    }
+
+    /// `url` with every symbolic link resolved, as far as the path exists; the missing rest is
+    /// appended as it is. File stores lock and replace the file this names, so that a store
+    /// reached through a link locks and writes the same file as one given the real path.
+    static func resolvingSymbolicLinks(_ url: URL) -> URL {
+        var existing = url.standardizedFileURL.path
         var missing: [String] = []
         while existing != "/", !existing.isEmpty, access(existing, F_OK) != 0 {
             missing.insert((existing as NSString).lastPathComponent, at: 0)
@@ -50,7 +56,8 @@ public struct StoreIdentity: Sendable, Hashable, CustomStringConvertible {
             defer { free(pointer) }
             return String(cString: pointer)
         } ?? existing
-        return StoreIdentity(kind: "path", value: ([resolved] + missing).joined(separator: "/").replacingOccurrences(of: "//", with: "/"))
+        let path = ([resolved] + missing).joined(separator: "/").replacingOccurrences(of: "//", with: "/")
+        return URL(fileURLWithPath: path)
     }
 
     public var description: String { "\(kind) \(value)" }

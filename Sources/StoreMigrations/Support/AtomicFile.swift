@@ -39,7 +39,11 @@ struct AtomicFile: Sendable {
     var faults: Faults = .none
 
     /// Temporary files are hidden siblings of the target, named `.<name>.<UUID>.tmp`.
-    var temporaryNamePrefix: String { "." + url.lastPathComponent + "." }
+    var temporaryNamePrefix: String { "." + target.lastPathComponent + "." }
+
+    /// The file writes go to: `url` with symbolic links resolved, so that replacing a file reached
+    /// through a link replaces the file it points to and keeps the link.
+    var target: URL { StoreIdentity.resolvingSymbolicLinks(url) }
     private static let temporaryNameSuffix = ".tmp"
 
     /// The file's contents, or `nil` when it does not exist.
@@ -97,12 +101,13 @@ struct AtomicFile: Sendable {
     /// `.replace`) leaves the target as it was. An error from `.synchronizeDirectory` comes after
     /// the rename: the new contents are in place but their durability is not guaranteed. An
     /// existing target's permissions are kept, and its owner and group where this process may set
-    /// them; a symbolic link at the target is replaced by a file.
+    /// them; a symbolic link at `url` stays, and the file it points to is replaced.
     func replaceContents(with data: Data) throws {
-        let folder = url.deletingLastPathComponent()
+        let target = self.target
+        let folder = target.deletingLastPathComponent()
         let temporaryPath = folder
-            .appendingPathComponent(temporaryNamePrefix + UUID().uuidString + Self.temporaryNameSuffix).path
-        let targetPath = url.path
+            .appendingPathComponent("." + target.lastPathComponent + "." + UUID().uuidString + Self.temporaryNameSuffix).path
+        let targetPath = target.path
 
         var existing = stat()
         let targetExists = stat(targetPath, &existing) == 0
@@ -156,7 +161,7 @@ struct AtomicFile: Sendable {
     /// Only safe while holding the store's lock, since every writer of the file holds it too.
     /// Best effort: a leftover that cannot be removed is harmless and is retried next time.
     func removeTemporaryLeftovers() {
-        let folder = url.deletingLastPathComponent()
+        let folder = target.deletingLastPathComponent()
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder.path) else { return }
         for name in names where name.hasPrefix(temporaryNamePrefix) && name.hasSuffix(Self.temporaryNameSuffix) {
             unlink(folder.appendingPathComponent(name).path)

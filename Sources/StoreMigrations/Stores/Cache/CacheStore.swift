@@ -41,8 +41,12 @@ public final class CacheStore: MigrationStore {
     /// ``FileStoreError`` with operation ``FileStoreError/Operation/waitForLock``.
     public let lockTimeout: Duration
     private let marker: AtomicFile
-    /// The lock file, beside the directory.
-    let lockURL: URL
+    /// The lock file, beside the directory, named after the directory a link to it points to, so
+    /// that every path to the directory takes one lock.
+    var lockURL: URL {
+        let resolved = StoreIdentity.resolvingSymbolicLinks(directory)
+        return resolved.deletingLastPathComponent().appendingPathComponent(resolved.lastPathComponent + Self.lockSuffix)
+    }
 
     /// A store for the cache directory at `directory`, which need not exist yet.
     ///
@@ -55,9 +59,6 @@ public final class CacheStore: MigrationStore {
     init(directory: URL, lockTimeout: Duration, faults: AtomicFile.Faults) {
         self.directory = directory
         self.lockTimeout = lockTimeout
-        let standardized = directory.standardizedFileURL
-        self.lockURL = standardized.deletingLastPathComponent()
-            .appendingPathComponent(standardized.lastPathComponent + Self.lockSuffix)
         self.marker = AtomicFile(
             url: directory.appendingPathComponent(Self.markerName),
             store: "cache directory \(directory.path)", faults: faults)

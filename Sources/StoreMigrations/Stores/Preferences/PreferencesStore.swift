@@ -56,7 +56,6 @@ public final class PreferencesStore: MigrationStore {
     /// ``FileStoreError`` with operation ``FileStoreError/Operation/waitForLock``.
     public let lockTimeout: Duration
     private let file: AtomicFile
-    private let lockURL: URL
 
     /// A store kept in the file at `url`, which need not exist yet (nor its folder).
     ///
@@ -71,7 +70,6 @@ public final class PreferencesStore: MigrationStore {
         self.url = url
         self.format = format
         self.lockTimeout = lockTimeout
-        self.lockURL = url.deletingLastPathComponent().appendingPathComponent(url.lastPathComponent + ".lock")
         self.file = AtomicFile(url: url, store: "preferences file \(url.path)", faults: faults)
     }
 
@@ -180,6 +178,9 @@ public final class PreferencesStore: MigrationStore {
     /// Runs `body` holding the store's lock, creating the file's folder first if needed: running
     /// creates what it needs, planning (``readRecords()``) never does.
     private func locked<T>(_ body: () throws -> T) throws -> T {
-        try FileLock.withStoreLock(url: lockURL, store: description, timeout: lockTimeout, guarding: file, body)
+        // Named after the file a link points to, so that every path to the file takes one lock.
+        let target = file.target
+        let lockURL = target.deletingLastPathComponent().appendingPathComponent(target.lastPathComponent + ".lock")
+        return try FileLock.withStoreLock(url: lockURL, store: description, timeout: lockTimeout, guarding: file, body)
     }
 }
