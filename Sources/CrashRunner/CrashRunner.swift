@@ -8,6 +8,7 @@ import StoreMigrations
 /// CrashRunner open <dir> <gate>
 /// CrashRunner hold <dir> <prefs|library|thumbnails> <marker>
 /// CrashRunner rendezvous <dir> <prefs|library|thumbnails> <mine> <theirs> [SECONDS]
+/// CrashRunner cache-reset <dir> <gate> <mine> <theirs> [DELAY]
 /// ```
 ///
 /// `migrate` runs the ``Scenario`` and prints one `step <id> <outcome>` line per step, then one
@@ -17,7 +18,10 @@ import StoreMigrations
 /// creates `marker` and then sleeps inside the store's lock until it is killed. `rendezvous`
 /// migrates one store with a step that creates `mine` and then waits, inside the store's lock,
 /// (30 seconds, or `SECONDS`) for another process to create `theirs`: two such processes on
-/// different stores both finish only if they hold their locks at the same time.
+/// different stores both finish only if they hold their locks at the same time. `cache-reset`
+/// waits for `gate`, then runs the ``CacheResetScenario`` (a newer cache reset by app version
+/// 2.0), meeting the process that creates `theirs` while planning and pausing `DELAY` seconds
+/// after that.
 ///
 /// Exit status: 0 when every step applied, 1 when a step failed, 2 when the run could not
 /// start (planning or a store's level failed), 64 for bad arguments. Errors go to stderr.
@@ -74,6 +78,16 @@ struct CrashRunner {
                     try touch(mine)
                     try waitForFile(theirs, seconds: patience)
                 }
+            case "cache-reset":
+                guard (3...4).contains(arguments.count) else { usage() }
+                var reset = CacheResetScenario(
+                    directory: directory, mine: URL(fileURLWithPath: arguments[1]), theirs: URL(fileURLWithPath: arguments[2]))
+                if arguments.count == 4 {
+                    guard let delay = Double(arguments[3]) else { usage() }
+                    reset.delay = delay
+                }
+                coordinator = try reset.coordinator()
+                try waitForFile(URL(fileURLWithPath: arguments[0]), seconds: 30)
             default:
                 usage()
             }
@@ -161,6 +175,7 @@ struct CrashRunner {
                    CrashRunner open <dir> <gate>
                    CrashRunner hold <dir> <prefs|library|thumbnails> <marker>
                    CrashRunner rendezvous <dir> <prefs|library|thumbnails> <mine> <theirs> [SECONDS]
+                   CrashRunner cache-reset <dir> <gate> <mine> <theirs> [DELAY]
 
             """.utf8))
         exit(64)
