@@ -62,7 +62,7 @@ import Testing
         #expect(ids.map(\.description) == ["a@1.1-2", "odd:name@x:baseline@2.0", "cache:reset", "prefs:appVersionChange@2"])
     }
 
-    @Test(.disabled("bug: PlannedStep.ID of a migration of a manager named like \"sync:reset\" decodes as a reset of manager \"sync\""))
+    @Test
     func stepIdentifierOfAManagerNamedLikeAnActionRoundTrips() throws {
         let ids: [PlannedStep.ID] = [
             .init(manager: "sync:reset", action: .migrate, version: "1"),
