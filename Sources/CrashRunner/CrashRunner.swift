@@ -9,6 +9,7 @@ import StoreMigrations
 /// CrashRunner hold <dir> <prefs|library|thumbnails> <marker>
 /// CrashRunner rendezvous <dir> <prefs|library|thumbnails> <mine> <theirs> [SECONDS]
 /// CrashRunner cache-reset <dir> <gate> <mine> <theirs> [DELAY]
+/// CrashRunner step <dir> <prefs|thumbnails>
 /// ```
 ///
 /// `migrate` runs the ``Scenario`` and prints one `step <id> <outcome>` line per step, then one
@@ -21,7 +22,8 @@ import StoreMigrations
 /// different stores both finish only if they hold their locks at the same time. `cache-reset`
 /// waits for `gate`, then runs the ``CacheResetScenario`` (a newer cache reset by app version
 /// 2.0), meeting the process that creates `theirs` while planning and pausing `DELAY` seconds
-/// after that.
+/// after that. `step` applies one migration to one file store, for tests that trace the system
+/// calls of a step.
 ///
 /// Exit status: 0 when every step applied, 1 when a step failed, 2 when the run could not
 /// start (planning or a store's level failed), 64 for bad arguments. Errors go to stderr.
@@ -60,6 +62,9 @@ struct CrashRunner {
                 try store.write { _ in }
                 print("opened, \(try store.readRecords().count) managers")
                 exit(0)
+            case "step":
+                guard arguments.count == 1 else { usage() }
+                coordinator = try oneStep(on: arguments[0], in: scenario, manager: "traced") {}
             case "hold":
                 guard arguments.count == 2 else { usage() }
                 let marker = URL(fileURLWithPath: arguments[1])
@@ -176,6 +181,7 @@ struct CrashRunner {
                    CrashRunner hold <dir> <prefs|library|thumbnails> <marker>
                    CrashRunner rendezvous <dir> <prefs|library|thumbnails> <mine> <theirs> [SECONDS]
                    CrashRunner cache-reset <dir> <gate> <mine> <theirs> [DELAY]
+                   CrashRunner step <dir> <prefs|thumbnails>
 
             """.utf8))
         exit(64)
