@@ -33,7 +33,7 @@ let package = Package(
         // Launched, killed and launched again by the crash and multi-process tests; the test
         // target depends on it so that `swift test` builds it.
         .executableTarget(name: "CrashRunner", dependencies: ["StoreMigrations"]),
-        .testTarget(name: "StoreMigrationsTests", dependencies: ["StoreMigrations", "CrashRunner"]),
+        .testTarget(name: "StoreMigrationsTests", dependencies: ["StoreMigrations", "CrashRunner", "Demo"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -5,25 +5,25 @@ import StoreMigrations
 enum DataSummary {
     static func print(_ app: LegacyNotesApp) throws {
         let preferences = try PreferencesStore(url: app.preferencesURL).read()
-        Swift.print("  preferences: " + preferences.keys.joined(separator: ", "))
+        Console.line("  preferences: " + preferences.keys.joined(separator: ", "))
         let database = SQLiteStore(url: app.databaseURL)
         try database.read { db in
             let columns = try db.tableInfo("note").map(\.name).joined(separator: ", ")
-            Swift.print("  note columns: \(columns)")
+            Console.line("  note columns: \(columns)")
             let withGUID = try db.tableInfo("event").contains { $0.name == "guid" }
                 ? try db.scalar("SELECT count(*) FROM event WHERE guid IS NOT NULL", as: Int.self) ?? 0 : 0
             let events = try db.scalar("SELECT count(*) FROM event", as: Int.self) ?? 0
-            Swift.print("  events with a GUID: \(withGUID) of \(events)")
+            Console.line("  events with a GUID: \(withGUID) of \(events)")
             if try db.tableExists("category") {
                 let names = try db.rows("SELECT name FROM category ORDER BY name").map { row -> String in try row[0] }
                 let links = try db.scalar("SELECT count(*) FROM note_category", as: Int.self) ?? 0
-                Swift.print("  categories: \(names.joined(separator: ", ")) (\(links) note links)")
+                Console.line("  categories: \(names.joined(separator: ", ")) (\(links) note links)")
             }
             if let sample = try db.row("SELECT * FROM note WHERE id = 2") {
-                Swift.print("  note 2: \(sample)")
+                Console.line("  note 2: \(sample)")
             }
         }
         let thumbnails = (try? FileManager.default.contentsOfDirectory(atPath: app.thumbnailsURL.path)) ?? []
-        Swift.print("  thumbnails: \(thumbnails.filter { !$0.hasPrefix(".") }.count) files")
+        Console.line("  thumbnails: \(thumbnails.filter { !$0.hasPrefix(".") }.count) files")
     }
 }

@@ -18,12 +18,52 @@ struct LegacyNotesApp {
         "Fernández Moreno, Lucía", "Cher", "Romero Navarro, Pablo", "Torres Gil, Elena",
     ]
 
+    /// Written last by ``create(notes:progress:)``: without it, a run was killed while writing
+    /// the 1.0 stores, before anything was migrated, and they are written again.
+    var completeMarkerURL: URL { directory.appendingPathComponent(".legacy-1.0-complete") }
+
+    /// What `directory` holds.
+    enum State: Equatable {
+        /// Nothing (or it does not exist): the 1.0 stores are to be written.
+        case empty
+        /// Part of the 1.0 stores, from a run killed while writing them.
+        case partlyCreated
+        /// The 1.0 stores, migrated or not: the launch of 2.0 resumes.
+        case created
+        /// Files that are not the demo's.
+        case foreign([String])
+    }
+
+    /// The prefixes of every name the demo and its stores write in `directory` (data, locks,
+    /// journals, temporary files of an atomic replace, the plan's graph, and the temporary file
+    /// Foundation's atomic `Data.write` leaves when killed: `.dat.nosync…`).
+    static let ownNamePrefixes = [
+        "Preferences.json", ".Preferences.json", "Notes.sqlite", "Thumbnails", "plan.", ".legacy-1.0-complete", ".dat.nosync",
+    ]
+
+    func state() -> State {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
+        if names.isEmpty { return .empty }
+        let unknown = names.filter { name in !Self.ownNamePrefixes.contains { name.hasPrefix($0) } }.sorted()
+        if !unknown.isEmpty { return .foreign(unknown) }
+        return FileManager.default.fileExists(atPath: completeMarkerURL.path) ? .created : .partlyCreated
+    }
+
+    /// Removes what a run killed while writing the 1.0 stores left (only the demo's own names).
+    func removePartialStores() throws {
+        for name in try FileManager.default.contentsOfDirectory(atPath: directory.path)
+        where Self.ownNamePrefixes.contains(where: { name.hasPrefix($0) }) {
+            try FileManager.default.removeItem(at: directory.appendingPathComponent(name))
+        }
+    }
+
     /// Writes the 1.0 stores with `notes` notes, reporting progress through `progress`.
     func create(notes: Int, progress: (String) -> Void) throws {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         try writePreferences()
         try writeDatabase(notes: notes, progress: progress)
         try writeThumbnails(count: max(10, notes / 100))
+        try Data().write(to: completeMarkerURL)
     }
 
     private func writePreferences() throws {
@@ -37,7 +77,7 @@ struct LegacyNotesApp {
               "legacyFlag": 1
             }
             """
-        try Data(legacy.utf8).write(to: preferencesURL)
+        try Data(legacy.utf8).write(to: preferencesURL, options: .atomic)
     }
 
     private func writeDatabase(notes: Int, progress: (String) -> Void) throws {

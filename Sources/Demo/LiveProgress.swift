@@ -2,13 +2,17 @@ import Foundation
 import StoreMigrations
 
 /// One line that shows every store's state during a run, rewritten in place on a terminal;
-/// elsewhere (a log, a pipe) a line per finished step.
+/// elsewhere (a log, a pipe) a line per finished, failed or skipped step, flushed as it happens.
+/// Either way each step is listed once: the report printed after the run lists the steps only
+/// on a terminal, where the live line did not.
 final class LiveProgress: @unchecked Sendable {
+    // @unchecked: `managers`, `states` and `lastRender` are only touched with `lock` held (the
+    // observer is called from the scheduler's threads); the rest are constants.
     private let lock = NSLock()
     private var managers: [String]
     private var states: [String: String] = [:]
     private var lastRender = ContinuousClock.now
-    private let isTerminal = isatty(STDOUT_FILENO) == 1
+    let isTerminal = isatty(STDOUT_FILENO) == 1
 
     init(managers: [String]) {
         self.managers = managers
@@ -26,11 +30,13 @@ final class LiveProgress: @unchecked Sendable {
                 states[step.manager] = "\(step.id.description.dropFirst(step.manager.count + 1)) \(Int(fraction * 100))%"
             case .finished(let step, let duration):
                 states[step.manager] = "\(step.version.map { "at \($0)" } ?? "done") ✓"
-                if !isTerminal { print("  \(step.id) applied in \(String(format: "%.1f ms", duration * 1000))") }
-            case .failed(let step, _):
+                if !isTerminal { Console.line("  \(step.id) applied in \(String(format: "%.1f ms", duration * 1000))") }
+            case .failed(let step, let error):
                 states[step.manager] = "\(step.id) FAILED"
+                if !isTerminal { Console.line("  \(step.id) FAILED: \(error)") }
             case .skipped(let step, _):
                 states[step.manager] = "\(step.id) skipped"
+                if !isTerminal { Console.line("  \(step.id) skipped") }
             }
             render(force: { if case .progress = event { return false } else { return true } }())
         }
@@ -40,7 +46,7 @@ final class LiveProgress: @unchecked Sendable {
     func finish() {
         lock.withLock {
             render(force: true)
-            if isTerminal { print("") }
+            if isTerminal { Console.line() }
         }
     }
 
@@ -52,7 +58,6 @@ final class LiveProgress: @unchecked Sendable {
         guard force || now - lastRender > .milliseconds(50) else { return }
         lastRender = now
         let line = managers.map { "\($0): \(states[$0] ?? "")" }.joined(separator: " │ ")
-        print("\r\u{1B}[2K  " + line, terminator: "")
-        fflush(nil)
+        Console.rewrite("\r\u{1B}[2K  " + line)
     }
 }

@@ -49,8 +49,9 @@ enum NotesMigrations {
         library.register("1.2") { db in
             try db.migrateSchema(to: NotesSchema.v1_2)
         }
-        // The guide's heavyweight migration. The 2.0 preferences show categories, so they must
-        // be migrated first.
+        // The guide's heavyweight migration. It waits for the preferences' 1.1 (their keys
+        // renamed), the dependency registered here, so that no launch ever sees the 2.0 notes
+        // beside the 1.0 preference keys.
         library.register("2.0", dependsOn: [preferences.migration("1.1")]) { db in
             try db.migrateSchema(to: NotesSchema.v2_0, mappings: [NotesSchema.noteMapping])
         }

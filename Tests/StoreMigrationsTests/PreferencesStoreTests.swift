@@ -153,7 +153,7 @@ import Glibc
     // MARK: Unreadable files
 
     @Test(arguments: [
-        "", "{", #"{"theme": "da"#, "garbage", "[1, 2]", #"{"a": null}"#, "\u{0}\u{1}\u{2}", "<plist/>",
+        "", "{", #"{"theme": "da"#, "garbage", "[1, 2]", #"{"a": nul}"#, "\u{0}\u{1}\u{2}", "<plist/>",
     ])
     func anUnparsableFileIsATypedErrorAndStaysByteIdentical(text: String) throws {
         try write(text)
@@ -356,25 +356,98 @@ import Glibc
 
     // MARK: Property lists
 
-    @Test func propertyListStoresRoundTripAndWriteBinary() throws {
-        let xml = """
-            <?xml version="1.0" encoding="UTF-8"?>
-            <plist version="1.0"><dict><key>showHelp</key><true/><key>launches</key><integer>3</integer></dict></plist>
-            """
-        try write(xml)
+    @Test func aNewPropertyListFileIsBinaryAndKeepsFullDatePrecision() throws {
         let when = Date(timeIntervalSince1970: 1_700_000_000.123)
         _ = try store(format: .propertyList).apply(storeMigration("settings", "1.1") { (prefs: inout Preferences) in
-            try prefs.renameKey("showHelp", to: "onboarding.showHelp")
             try prefs.set(when, for: "migratedAt")
             try prefs.set(Data([1, 2, 3]), for: "token")
         })
         #expect(try bytes().starts(with: Array("bplist".utf8)))
-
+        _ = try store(format: .propertyList).apply(storeMigration("settings", "1.2") { (prefs: inout Preferences) in
+            try prefs.set(true, for: "second")
+        })
+        #expect(try bytes().starts(with: Array("bplist".utf8)), "a binary file stays binary")
         let reopened = store(format: .propertyList)
-        #expect(try reopened.states() == ["settings": LevelState(level: "1.1")])
-        #expect(try reopened.read() == Preferences([
-            "onboarding": ["showHelp": true], "launches": 3, "migratedAt": .date(when), "token": .data(Data([1, 2, 3])),
+        #expect(try reopened.states() == ["settings": LevelState(level: "1.2")])
+        #expect(try reopened.read() == Preferences(["migratedAt": .date(when), "token": .data(Data([1, 2, 3])), "second": true]))
+    }
+
+    @Test func anXMLPropertyListIsWrittenBackAsXML() throws {
+        let xml = """
+            <?xml version="1.0" encoding="UTF-8"?>
+            <plist version="1.0"><dict><key>showHelp</key><true/><key>launches</key><integer>3</integer>\
+            <key>ratio</key><real>1</real><key>since</key><date>2024-05-01T09:30:00Z</date></dict></plist>
+            """
+        try write(xml)
+        _ = try store(format: .propertyList).apply(storeMigration("settings", "1.1") { (prefs: inout Preferences) in
+            try prefs.renameKey("showHelp", to: "onboarding.showHelp")
+        })
+        let text = String(decoding: try bytes(), as: UTF8.self)
+        #expect(text.hasPrefix("<?xml"), "XML stays XML: \(text.prefix(40))")
+        #expect(text.contains("<key>StoreMigrations.levels</key>"))
+        #expect(text.contains("<real>1</real>"), "1.0 stays a real")
+        #expect(text.contains("<integer>3</integer>"))
+        #expect(text.contains("<date>2024-05-01T09:30:00Z</date>"))
+        #expect(try store(format: .propertyList).read() == Preferences([
+            "onboarding": ["showHelp": true], "launches": 3, "ratio": 1.0,
+            "since": .date(Date(timeIntervalSince1970: 1_714_555_800)),
         ]))
+        #expect(try store(format: .propertyList).states() == ["settings": LevelState(level: "1.1")])
+    }
+
+    @Test func aNullInAPropertyListIsATypedErrorNamingTheKey() throws {
+        try Data(try PreferencesPropertyList.encode(["keep": 1], format: .xml)).write(to: url)
+        let before = try bytes()
+        let error = #expect(throws: PreferencesStoreError.self) {
+            try store(format: .propertyList).apply(storeMigration("settings", "1.1") { (prefs: inout Preferences) in
+                try prefs.set(PreferenceValue.null, for: "session.token")
+            })
+        }
+        #expect(error == .nullValue(file: url.path, key: "session.token", migration: .migration(manager: "settings", version: "1.1")))
+        #expect(error?.description.contains("\"session.token\"") == true)
+        #expect(error?.description.contains("settings@1.1") == true)
+        #expect(error?.description.contains(url.path) == true)
+        #expect(try bytes() == before)
+    }
+
+    @Test func jsonNullsAreKeptEditableAndWrittenBack() throws {
+        try write(#"{"lastUser": null, "recent": [null, "a"], "theme": "dark"}"#)
+        var seen: PreferenceValue?
+        _ = try store().apply(storeMigration("settings", "1.1") { (prefs: inout Preferences) in
+            seen = prefs["lastUser"]
+            try prefs.renameKey("lastUser", to: "account.lastUser")
+            try prefs.set(PreferenceValue.null, for: "token")
+        })
+        #expect(seen == .null)
+        let text = String(decoding: try bytes(), as: UTF8.self)
+        #expect(text.contains(#""lastUser": null"#))
+        #expect(text.contains(#""token": null"#))
+        #expect(try store().read() == Preferences([
+            "account": ["lastUser": .null], "recent": [.null, "a"], "theme": "dark", "token": .null,
+        ]))
+    }
+
+    /// What a migration does not touch is written back as it was read: a date finer than a
+    /// millisecond, `1.0` and `1`, a large double.
+    @Test func valuesTheMigrationDidNotTouchAreWrittenBackUnchanged() throws {
+        let untouched = [
+            #""big": 1e+300"#, #""f": 1.0"#, #""i": 1"#, #""precise": {"$date": "2024-05-01T09:30:00.123456Z"}"#,
+            #""ms": {"$date": "2024-05-01T09:30:00.936Z"}"#, #""s": "x""#,
+        ]
+        try write("{" + untouched.joined(separator: ", ") + "}")
+        let before = try store().read()
+        for version: Version in ["1.1", "1.2", "1.3"] {
+            _ = try store().apply(storeMigration("settings", version) { (prefs: inout Preferences) in
+                try prefs.set(version.description, for: "touched")
+            })
+        }
+        let text = String(decoding: try bytes(), as: UTF8.self)
+        for entry in untouched {
+            #expect(text.contains(entry), "\(entry) written back as read, in:\n\(text)")
+        }
+        var after = try store().read()
+        after.removeValue(for: "touched")
+        #expect(after == before)
     }
 
     @Test func aJSONFileIsNotAPropertyList() throws {

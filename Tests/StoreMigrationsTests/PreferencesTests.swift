@@ -244,7 +244,7 @@ import Testing
 
     @Test(arguments: [
         "", "   ", "[1, 2]", "\"text\"", "{", "{\"a\": 1", "{\"a\": 1,}", "{\"a\" 1}", "{\"a\": nul}",
-        "{\"a\": null}", "{\"a\": 01}", "{\"a\": 1.}", "{\"a\": .5}", "{\"a\": 1e}", "{\"a\": +1}",
+"{\"a\": 01}", "{\"a\": 1.}", "{\"a\": .5}", "{\"a\": 1e}", "{\"a\": +1}",
         "{\"a\": 99999999999999999999}", "{\"a\": 1e999}", "{\"a\": \"x\ny\"}", "{\"a\": \"\\x\"}",
         "{\"a\": \"\\ud83d\"}", "{\"a\": 1, \"a\": 2}", "{\"a\": 1} extra", "{'a': 1}", "{\"a\": tru}",
     ])
@@ -262,9 +262,62 @@ import Testing
 
     @Test func jsonErrorsGiveTheirPosition() {
         let error = #expect(throws: PreferencesFormatError.self) {
-            try PreferencesJSON.decode(Data("{\n  \"a\": null\n}".utf8))
+            try PreferencesJSON.decode(Data("{\n  \"a\": nul\n}".utf8))
         }
         #expect(error?.reason.contains("line 2, column 8") == true)
+    }
+
+    @Test func jsonNullIsAValueThatRoundTrips() throws {
+        let text = #"{"a": null, "list": [1, null], "nested": {"n": null}}"#
+        let values = try PreferencesJSON.decode(Data(text.utf8))
+        #expect(values == ["a": .null, "list": [1, .null], "nested": ["n": .null]])
+        let written = String(decoding: try PreferencesJSON.encode(values), as: UTF8.self)
+        #expect(written == """
+            {
+              "a": null,
+              "list": [
+                1,
+                null
+              ],
+              "nested": {
+                "n": null
+              }
+            }
+
+            """)
+        #expect(try PreferencesJSON.decode(Data(written.utf8)) == values)
+        var prefs = Preferences(values)
+        #expect(prefs["a"] == .null)
+        #expect(prefs.contains("nested.n"))
+        #expect(prefs.string("a") == nil)
+        try prefs.set(PreferenceValue.null, for: "b")
+        try prefs.renameKey("a", to: "c")
+        #expect(prefs.values == ["b": .null, "c": .null, "list": [1, .null], "nested": ["n": .null]])
+    }
+
+    /// Dates finer than a millisecond (written by other tools) are written back as they were read,
+    /// not rounded to the millisecond at every rewrite.
+    @Test(arguments: [
+        "2024-05-01T09:30:00.000Z", "2024-05-01T09:30:00.123Z", "2024-05-01T09:30:00.123456Z",
+        "2024-05-01T09:30:00.999999Z", "1969-12-31T23:59:59.500Z", "2024-05-01T09:30:00.000001Z",
+    ])
+    func jsonDatesKeepTheirPrecisionThroughRewrites(text: String) throws {
+        let file = "{\n  \"d\": {\"$date\": \"\(text)\"}\n}\n"
+        var data = Data(file.utf8)
+        for _ in 0..<3 {
+            data = try PreferencesJSON.encode(try PreferencesJSON.decode(data))
+        }
+        #expect(String(decoding: data, as: UTF8.self) == file)
+    }
+
+    @Test func jsonNumbersKeepTheirKind() throws {
+        let values = try PreferencesJSON.decode(Data(#"{"f": 1.0, "i": 1, "e": 1.5e3, "n": -0.0, "big": 1e300}"#.utf8))
+        #expect(values == ["f": .double(1), "i": .int(1), "e": .double(1500), "n": .double(-0.0), "big": .double(1e300)])
+        let text = String(decoding: try PreferencesJSON.encode(values), as: UTF8.self)
+        #expect(text.contains(#""f": 1.0,"#))
+        #expect(text.contains(#""i": 1,"#))
+        #expect(text.contains(#""e": 1500.0,"#))
+        #expect(try PreferencesJSON.decode(Data(text.utf8)) == values)
     }
 
     @Test func jsonCannotHoldNonFiniteNumbers() {
@@ -297,6 +350,22 @@ import Testing
             "flag": true, "zero": 0, "one": 1, "real": 1.0, "when": .date(Date(timeIntervalSince1970: 1_714_555_800)),
             "bytes": .data(Data([1, 2])), "nested": ["list": ["a", false]],
         ])
+    }
+
+    @Test func propertyListsCannotHoldNullAndNameItsKey() throws {
+        #expect(throws: PreferencesPropertyList.NullValue(path: ["a", "list", "[1]"])) {
+            try PreferencesPropertyList.encode(["a": ["list": [1, .null]]])
+        }
+    }
+
+    @Test func propertyListsTellTheFormatTheyWereReadIn() throws {
+        let values: [String: PreferenceValue] = ["a": 1, "b": ["c": "d"]]
+        for format in [PropertyListSerialization.PropertyListFormat.xml, .binary] {
+            let data = try PreferencesPropertyList.encode(values, format: format)
+            let read = try PreferencesPropertyList.decodeKeepingFormat(data)
+            #expect(read.values == values)
+            #expect(read.format == format)
+        }
     }
 
     @Test func propertyListKeepsNaN() throws {

@@ -1,6 +1,6 @@
 import Foundation
 
-/// One value in ``Preferences``: what a property list can hold.
+/// One value in ``Preferences``: what a property list can hold, and JSON's `null`.
 ///
 /// Literals build values directly, so nested dictionaries and mixed arrays read naturally:
 ///
@@ -12,6 +12,15 @@ import Foundation
 ///
 /// Integers and floating-point numbers are distinct cases, as in property lists; the typed getters
 /// of ``Preferences`` convert between them when no precision is lost.
+///
+/// A JSON file's `null` is kept as ``null``: read, editable and written back. Property lists
+/// (and `UserDefaults`) have no null, so a store of that kind refuses to write one and names
+/// its key:
+///
+/// ```swift
+/// if prefs["lastUser"] == .null { prefs.removeValue(for: "lastUser") }
+/// try prefs.set(PreferenceValue.null, for: "token")      // JSON files only
+/// ```
 public enum PreferenceValue: Sendable, Hashable {
     /// Text.
     case string(String)
@@ -29,6 +38,8 @@ public enum PreferenceValue: Sendable, Hashable {
     case array([PreferenceValue])
     /// A nested dictionary.
     case dictionary([String: PreferenceValue])
+    /// JSON's `null`, kept as the file holds it. Property lists cannot hold it.
+    case null
 
     /// The kind of value with its article, for messages: "a string", "an integer", ….
     var kindDescription: String {
@@ -41,6 +52,7 @@ public enum PreferenceValue: Sendable, Hashable {
         case .data: return "data"
         case .array: return "an array"
         case .dictionary: return "a dictionary"
+        case .null: return "null"
         }
     }
 }

@@ -3,35 +3,66 @@ import Foundation
 /// Reads and writes ``Preferences`` as a JSON object, exactly and the same way on every platform.
 ///
 /// `JSONSerialization` cannot tell `1` from `1.0` or `true` on every platform, and writes
-/// `1.0` as `1`; this codec keeps each ``PreferenceValue`` case through a round trip:
+/// `1.0` as `1`; this codec keeps each ``PreferenceValue`` case through a round trip, so that
+/// values a migration did not touch are written back as they were read:
 /// - integers are written without a fraction and read back as `.int` (text with a fraction or
 ///   an exponent is a `.double`, always written with one); an integer beyond 64 bits is an error,
 ///   not a silently rounded `Double`;
 /// - a date is written as `{"$date": "2024-05-01T09:30:00.000Z"}` (ISO 8601, UTC, to the
-///   millisecond) and data as `{"$data": "<base64>"}`: plain strings stay strings. An object
+///   millisecond, or to the microsecond or nanosecond when a date needs more digits to read
+///   back exactly) and data as `{"$data": "<base64>"}`: plain strings stay strings. An object
 ///   whose only key is `$date` (or `$data`) holding a valid string reads back as a date (data);
-/// - `null` has no property-list equivalent and is an error naming its position, as are
-///   duplicate keys, which would otherwise lose one of the values.
+/// - `null` reads as ``PreferenceValue/null`` and is written back as `null`;
+/// - duplicate keys are an error naming their position, since one of the values would be lost.
 ///
 /// Output is indented with two spaces, keys sorted, so that files diff well.
 enum PreferencesJSON {
     static let dateKey = "$date"
     static let dataKey = "$data"
 
-    /// `date` in ISO 8601, UTC, rounded to the nearest millisecond.
+    /// `date` in ISO 8601, UTC, with the fewest fractional digits (3, 6 or 9) that read back as
+    /// exactly `date` through ``date(from:)``.
     ///
-    /// `ISO8601FormatStyle` truncates the fraction, and the date read back from `.936` is a hair
-    /// below it: formatted directly, it would be written `.935`, so every rewrite of the file (one
-    /// per migration step) would move such dates back by a millisecond.
+    /// The fraction is rounded, not truncated: `ISO8601FormatStyle` truncates, and the date read
+    /// back from `.936` is a hair below it, so every rewrite of the file (one per migration step)
+    /// would move such dates back by a millisecond.
     static func text(of date: Date) -> String {
-        let milliseconds = (date.timeIntervalSince1970 * 1_000).rounded()
-        guard milliseconds.isFinite, abs(milliseconds) < 1e17 else {
+        let interval = date.timeIntervalSinceReferenceDate
+        guard interval.isFinite, abs(interval) < 1e15 else {
             return date.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true))
         }
-        let seconds = (milliseconds / 1_000).rounded(.down)
-        let fraction = Int(milliseconds - seconds * 1_000)
-        let whole = Date(timeIntervalSince1970: seconds).formatted(Date.ISO8601FormatStyle())
-        return whole.dropLast() + "." + String(format: "%03d", fraction) + "Z"
+        var candidate = ""
+        for digits in [3, 6, 9] {
+            candidate = text(of: interval, digits: digits)
+            if self.date(from: candidate) == date { break }
+        }
+        return candidate
+    }
+
+    private static func text(of interval: TimeInterval, digits: Int) -> String {
+        var whole = interval.rounded(.down)
+        let scale = [3: 1e3, 6: 1e6, 9: 1e9][digits]!
+        var fraction = ((interval - whole) * scale).rounded()
+        if fraction >= scale {
+            whole += 1
+            fraction = 0
+        }
+        let prefix = Date(timeIntervalSinceReferenceDate: whole).formatted(Date.ISO8601FormatStyle())
+        let digitsText = String(Int(fraction))
+        return prefix.dropLast() + "." + String(repeating: "0", count: digits - digitsText.count) + digitsText + "Z"
+    }
+
+    /// Parses the text of a `$date`: ISO 8601 with any number of fractional digits, which are
+    /// added to the whole seconds exactly, so that ``text(of:)`` round-trips.
+    static func date(from text: String) -> Date? {
+        guard let tee = text.firstIndex(of: "T"), let dot = text[tee...].firstIndex(of: ".") else {
+            return Date(iso8601: text)
+        }
+        let digits = text[text.index(after: dot)...].prefix { $0.isASCII && $0.isNumber }
+        guard !digits.isEmpty, let fraction = Double("0." + digits),
+              let whole = try? Date.ISO8601FormatStyle().parse(String(text[..<dot] + text[digits.endIndex...]))
+        else { return Date(iso8601: text) }
+        return Date(timeIntervalSinceReferenceDate: whole.timeIntervalSinceReferenceDate + fraction)
     }
 
     static func decode(_ data: Data) throws -> [String: PreferenceValue] {
@@ -67,6 +98,8 @@ enum PreferencesJSON {
                 output += double.description
             case .bool(let bool):
                 output += bool ? "true" : "false"
+            case .null:
+                output += "null"
             case .date(let date):
                 output += "{"
                 writeString(PreferencesJSON.dateKey)
@@ -176,8 +209,8 @@ enum PreferencesJSON {
                 try expectLiteral("false")
                 return .bool(false)
             case UInt8(ascii: "n"):
-                throw failure("null is not a preference value (property lists have no null); remove "
-                    + "the key or give it a value")
+                try expectLiteral("null")
+                return .null
             case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
                 return try parseNumber()
             default:
@@ -231,7 +264,7 @@ enum PreferencesJSON {
                 return nil
             }
             switch key {
-            case PreferencesJSON.dateKey: return Date(iso8601: text).map(PreferenceValue.date)
+            case PreferencesJSON.dateKey: return PreferencesJSON.date(from: text).map(PreferenceValue.date)
             case PreferencesJSON.dataKey: return Data(base64Encoded: text).map(PreferenceValue.data)
             default: return nil
             }

@@ -2,15 +2,28 @@ import Foundation
 
 /// Reads and writes ``Preferences`` as a property list through `PropertyListSerialization`.
 ///
-/// Reading accepts binary and XML property lists; writing produces a binary one, the format
-/// `UserDefaults` writes, which keeps dates to the full precision of `Date` (XML keeps whole
-/// seconds only).
+/// Reading accepts binary and XML property lists and tells which it read, so that a store writes
+/// a file back in the format it was read in; a new file is binary, the format `UserDefaults`
+/// writes on Apple platforms, which keeps dates to the full precision of `Date` (XML keeps whole
+/// seconds only). Property lists have no null: writing ``PreferenceValue/null`` throws
+/// ``NullValue`` naming its key.
 enum PreferencesPropertyList {
+    /// A ``PreferenceValue/null`` met while writing a property list, at `path`.
+    struct NullValue: Error, Equatable {
+        let path: PreferenceKeyPath
+    }
+
     static func decode(_ data: Data) throws -> [String: PreferenceValue] {
+        try decodeKeepingFormat(data).values
+    }
+
+    /// The values in `data` and the format they were written in (binary or XML).
+    static func decodeKeepingFormat(_ data: Data) throws -> (values: [String: PreferenceValue], format: PropertyListSerialization.PropertyListFormat) {
         try rejectSets(in: data)
         let object: Any
+        var format = PropertyListSerialization.PropertyListFormat.binary
         do {
-            object = try PropertyListSerialization.propertyList(from: data, options: [], format: nil)
+            object = try PropertyListSerialization.propertyList(from: data, options: [], format: &format)
         } catch {
             let nsError = error as NSError
             let detail = nsError.userInfo[NSDebugDescriptionErrorKey] as? String ?? nsError.localizedDescription
@@ -19,7 +32,7 @@ enum PreferencesPropertyList {
         guard case .dictionary(let values) = try value(from: object, path: []) else {
             throw PreferencesFormatError(reason: "the top level is not a dictionary")
         }
-        return values
+        return (values, format)
     }
 
     /// Refuses a binary property list holding a set (object marker `0xCn`), which preferences
@@ -52,9 +65,17 @@ enum PreferencesPropertyList {
     }
 
     static func encode(_ values: [String: PreferenceValue]) throws -> Data {
+        try encode(values, format: .binary)
+    }
+
+    /// `values` as a property list in `format` (binary or XML).
+    ///
+    /// - Throws: ``NullValue`` for a null anywhere in `values`, ``PreferencesFormatError`` when
+    ///   `PropertyListSerialization` refuses.
+    static func encode(_ values: [String: PreferenceValue], format: PropertyListSerialization.PropertyListFormat) throws -> Data {
+        let root = try object(from: .dictionary(values), at: [])
         do {
-            return try PropertyListSerialization.data(
-                fromPropertyList: object(from: .dictionary(values)), format: .binary, options: 0)
+            return try PropertyListSerialization.data(fromPropertyList: root, format: format, options: 0)
         } catch {
             throw PreferencesFormatError(reason: (error as NSError).localizedDescription)
         }
@@ -63,6 +84,33 @@ enum PreferencesPropertyList {
     /// The value of a property-list object, such as the records a ``StoredRecords`` writes.
     static func value(from object: Any) throws -> PreferenceValue {
         try value(from: object, path: [])
+    }
+
+    /// The value of the property-list object found at `path`, which error messages name.
+    static func value(from object: Any, at path: [String]) throws -> PreferenceValue {
+        try value(from: object, path: path)
+    }
+
+    /// `object` without the `Optional` wrappers Linux's Foundation puts around the values of a
+    /// `UserDefaults` domain (at every level), or `nil` for an empty one.
+    static func unwrapped(_ object: Any) -> Any? {
+        var object = object
+        while let wrapper = object as? any OptionalWrapper {
+            guard let wrapped = wrapper.wrappedObject else { return nil }
+            object = wrapped
+        }
+        switch object {
+        case is NSNumber, is String, is Date, is Data: return object
+        case let array as [Any]: return array.compactMap(unwrapped)
+        case let dictionary as [AnyHashable: Any]:
+            var result: [String: Any] = [:]
+            for (key, element) in dictionary {
+                guard let key = key.base as? String else { return object }
+                result[key] = unwrapped(element)
+            }
+            return result
+        default: return object
+        }
     }
 
     private static func value(from object: Any, path: [String]) throws -> PreferenceValue {
@@ -112,7 +160,10 @@ enum PreferencesPropertyList {
         }
     }
 
-    static func object(from value: PreferenceValue) -> Any {
+    /// The property-list object for `value`.
+    ///
+    /// - Throws: ``NullValue`` naming the first null's path (below `path`).
+    static func object(from value: PreferenceValue, at path: [String] = []) throws(NullValue) -> Any {
         switch value {
         case .string(let string): return string
         case .int(let int): return int
@@ -120,12 +171,35 @@ enum PreferencesPropertyList {
         case .bool(let bool): return bool
         case .date(let date): return date
         case .data(let data): return data
-        case .array(let elements): return elements.map(object(from:))
-        case .dictionary(let dictionary): return dictionary.mapValues(object(from:))
+        case .null:
+            throw NullValue(path: PreferenceKeyPath(path.isEmpty ? ["(top level)"] : path))
+        case .array(let elements):
+            var objects: [Any] = []
+            objects.reserveCapacity(elements.count)
+            for (index, element) in elements.enumerated() {
+                objects.append(try object(from: element, at: path + ["[\(index)]"]))
+            }
+            return objects
+        case .dictionary(let dictionary):
+            var objects: [String: Any] = [:]
+            objects.reserveCapacity(dictionary.count)
+            for (key, element) in dictionary {
+                objects[key] = try object(from: element, at: path + [key])
+            }
+            return objects
         }
     }
 
     private static func describe(_ path: [String]) -> String {
         path.isEmpty ? "(top level)" : PreferenceKeyPath(path).description
     }
+}
+
+/// Lets ``PreferencesPropertyList/unwrapped(_:)`` see through an `Optional` held in an `Any`.
+private protocol OptionalWrapper {
+    var wrappedObject: Any? { get }
+}
+
+extension Optional: OptionalWrapper {
+    fileprivate var wrappedObject: Any? { map { $0 as Any } }
 }

@@ -27,10 +27,13 @@ public final class PreferencesStore: MigrationStore {
 
     /// How the file is encoded.
     public enum Format: Sendable, Hashable {
-        /// A JSON object. Dates are written `{"$date": "<ISO 8601>"}`, to the millisecond, and
-        /// data `{"$data": "<base64>"}`; `null` and non-finite numbers cannot be stored.
+        /// A JSON object. Dates are written `{"$date": "<ISO 8601>"}`, to the millisecond (or
+        /// finer when a date needs it to read back exactly), and data `{"$data": "<base64>"}`;
+        /// `null` is kept; non-finite numbers cannot be stored.
         case json
-        /// A property list: binary or XML are read, binary is written (as `UserDefaults` does).
+        /// A property list: binary or XML are read, and a file is written back in the format it
+        /// was read in; a new file is binary (as `UserDefaults` writes on Apple platforms). XML
+        /// keeps dates to the whole second. Property lists cannot hold `null`.
         case propertyList
 
         var name: String {
@@ -60,6 +63,7 @@ public final class PreferencesStore: MigrationStore {
     /// A store kept in the file at `url`, which need not exist yet (nor its folder).
     ///
     /// - Parameters:
+    ///   - url: the preferences file.
     ///   - format: how the file is encoded; `.json` unless it is a property list.
     ///   - lockTimeout: how long a step waits for another process migrating the same file.
     public convenience init(url: URL, format: Format = .json, lockTimeout: Duration = .seconds(30)) {
@@ -115,7 +119,9 @@ public final class PreferencesStore: MigrationStore {
             var preferences = snapshot?.preferences ?? Preferences()
             if snapshot != nil { try file.checkReplaceable() }
             let result = try body(&records, &preferences)
-            if stored.update(to: records) { try save(preferences, records: stored) }
+            if stored.update(to: records) {
+                try save(preferences, records: stored, as: snapshot?.propertyListFormat ?? .binary)
+            }
             return result
         }
     }
@@ -125,10 +131,19 @@ public final class PreferencesStore: MigrationStore {
         let preferences: Preferences
         let storedRecords: PreferenceValue?
         let file: String
+        /// For a property list, binary or XML: what it is written back as.
+        let propertyListFormat: PropertyListSerialization.PropertyListFormat
 
         func records() throws -> StoredRecords {
+            var object: Any?
+            do throws(PreferencesPropertyList.NullValue) {
+                if let storedRecords { object = try PreferencesPropertyList.object(from: storedRecords) }
+            } catch {
+                throw PreferencesStoreError.invalidLevels(
+                    file: file, manager: nil, reason: "hold null at \"\(error.path)\"", migration: nil)
+            }
             do {
-                return try StoredRecords(storedRecords.map(PreferencesPropertyList.object(from:)))
+                return try StoredRecords(object)
             } catch {
                 throw PreferencesStoreError.invalidLevels(
                     file: file, manager: error.manager, reason: error.reason, migration: nil)
@@ -139,20 +154,24 @@ public final class PreferencesStore: MigrationStore {
     private func load() throws -> Snapshot? {
         guard let data = try file.contents() else { return nil }
         var values: [String: PreferenceValue]
+        var propertyListFormat = PropertyListSerialization.PropertyListFormat.binary
         do {
             switch format {
             case .json: values = try PreferencesJSON.decode(data)
-            case .propertyList: values = try PreferencesPropertyList.decode(data)
+            case .propertyList: (values, propertyListFormat) = try PreferencesPropertyList.decodeKeepingFormat(data)
             }
         } catch let error as PreferencesFormatError {
             throw PreferencesStoreError.unreadableFile(
                 file: url.path, format: format, reason: error.reason, migration: nil)
         }
         let records = values.removeValue(forKey: Self.levelsKey)
-        return Snapshot(preferences: Preferences(values), storedRecords: records, file: url.path)
+        return Snapshot(
+            preferences: Preferences(values), storedRecords: records, file: url.path, propertyListFormat: propertyListFormat)
     }
 
-    private func save(_ preferences: Preferences, records: StoredRecords) throws {
+    private func save(
+        _ preferences: Preferences, records: StoredRecords, as propertyListFormat: PropertyListSerialization.PropertyListFormat
+    ) throws {
         var values = preferences.values
         guard values[Self.levelsKey] == nil else {
             throw PreferencesStoreError.reservedKey(file: url.path, migration: nil)
@@ -166,8 +185,10 @@ public final class PreferencesStore: MigrationStore {
         do {
             switch format {
             case .json: data = try PreferencesJSON.encode(values)
-            case .propertyList: data = try PreferencesPropertyList.encode(values)
+            case .propertyList: data = try PreferencesPropertyList.encode(values, format: propertyListFormat)
             }
+        } catch let error as PreferencesPropertyList.NullValue {
+            throw PreferencesStoreError.nullValue(file: url.path, key: error.path, migration: nil)
         } catch let error as PreferencesFormatError {
             throw PreferencesStoreError.unencodableValue(
                 file: url.path, format: format, reason: error.reason, migration: nil)

@@ -12,7 +12,7 @@ import Foundation
 /// ```
 public enum PreferencesStoreError: Error, Sendable, Hashable, CustomStringConvertible, LocalizedError {
     /// The file does not hold a dictionary in the store's format (it is empty, truncated, not
-    /// JSON or not a property list, or holds a value such as `null` that preferences cannot).
+    /// JSON or not a property list, or holds a value, such as a set, that preferences cannot).
     case unreadableFile(file: String, format: PreferencesStore.Format, reason: String, migration: MigrationReference?)
     /// The levels recorded under ``PreferencesStore/levelsKey`` are malformed; `manager` names the
     /// entry at fault when one is.
@@ -21,6 +21,9 @@ public enum PreferencesStoreError: Error, Sendable, Hashable, CustomStringConver
     case unencodableValue(file: String, format: PreferencesStore.Format, reason: String, migration: MigrationReference?)
     /// A migration stored a value under ``PreferencesStore/levelsKey``, which the store reserves.
     case reservedKey(file: String, migration: MigrationReference?)
+    /// A migration left ``PreferenceValue/null`` at `key` in a property-list file, which has no
+    /// null.
+    case nullValue(file: String, key: PreferenceKeyPath, migration: MigrationReference?)
 
     /// The message: what failed, where, and what to do.
     public var description: String {
@@ -45,6 +48,10 @@ public enum PreferencesStoreError: Error, Sendable, Hashable, CustomStringConver
             return "Migration \(migration.map(\.description) ?? "(none)") stored a value under "
                 + "\"\(PreferencesStore.levelsKey)\", the key where \(file) keeps the migration "
                 + "levels. Nothing was written. Use another key."
+        case let .nullValue(file, key, migration):
+            return "Migration \(migration.map(\.description) ?? "(none)") set \"\(key)\" to null, which "
+                + "the property list \(file) cannot hold. Nothing was written. Remove the key "
+                + "(removeValue(for: \"\(key)\")) instead of setting it to null."
         }
     }
 
@@ -67,7 +74,9 @@ extension PreferencesStoreError: MigrationAttributableError {
             return PreferencesStoreError.unencodableValue(file: file, format: format, reason: reason, migration: migration)
         case let .reservedKey(file, nil):
             return PreferencesStoreError.reservedKey(file: file, migration: migration)
-        case .unreadableFile, .invalidLevels, .unencodableValue, .reservedKey:
+        case let .nullValue(file, key, nil):
+            return PreferencesStoreError.nullValue(file: file, key: key, migration: migration)
+        case .unreadableFile, .invalidLevels, .unencodableValue, .reservedKey, .nullValue:
             return self
         }
     }

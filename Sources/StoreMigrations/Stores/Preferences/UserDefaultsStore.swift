@@ -1,0 +1,213 @@
+import Foundation
+
+/// A store kept in a `UserDefaults` domain: the app's own defaults (`suiteName: nil`) or a suite,
+/// with every manager's record under one reserved key, ``levelsKey``.
+///
+/// Migration bodies edit the same ``Preferences`` value a ``PreferencesStore`` gives them; the
+/// store writes the edited values and the records back together, in one
+/// `setPersistentDomain(_:forName:)` call, so the data and the level change together or not at
+/// all.
+///
+/// ```swift
+/// let store = UserDefaultsStore(suiteName: "group.com.example.notes")
+/// let settings = try coordinator.manager("settings", store: store)
+/// settings.register("1.1") { prefs in
+///     try prefs.renameKey("showHelp", to: "onboarding.showHelp")
+/// }
+/// ```
+///
+/// ### Adopting a hand-rolled level
+///
+/// Apps that migrated their defaults by hand often kept their own level, such as an integer
+/// `stateCompatibilityLevel`. Adopt it once as the manager's baseline: migrations at or below it
+/// count as applied, later ones run. ``MigrationManager/baseline(at:)`` records nothing once the
+/// manager has a level, so the call is safe at every launch:
+///
+/// ```swift
+/// let store = UserDefaultsStore(suiteName: nil)
+/// let settings = try coordinator.manager("settings", store: store)
+/// if let legacy = try store.read().int("stateCompatibilityLevel") {
+///     try settings.baseline(at: Version(legacy))     // level 3: only migrations after 3 run
+/// }
+/// ```
+///
+/// Or decide while planning, without writing anything before the run:
+///
+/// ```swift
+/// settings.firstLaunchPolicy = .decide { store in
+///     try store.read().contains("stateCompatibilityLevel") ? .baseline : .runAll
+/// }
+/// ```
+///
+/// (`.baseline` records the app's version; ``MigrationManager/baseline(at:)`` records the
+/// legacy level itself, so prefer it when the legacy level is behind the app.)
+///
+/// ### What holds, and what does not
+///
+/// - **Threads.** A lock per domain, shared by every `UserDefaultsStore` of the process, excludes
+///   other threads' steps on the same domain: a step reads the domain, runs its body and writes
+///   under it, so a step another thread applied meanwhile is seen and skipped.
+/// - **Processes.** `UserDefaults` offers no lock across processes. An app and its extension
+///   sharing an app-group suite can both run a step on it at once: both bodies may run, and the
+///   last write wins, losing the other's data and record. Run migrations of a shared suite from
+///   one process only (the app), or keep that data in a ``PreferencesStore`` file in the group
+///   container, whose lock works across processes.
+/// - **A crash between the body and the write.** Nothing is written: the body edits a copy, and
+///   the data and the records reach `UserDefaults` in one call. The step runs again at the next
+///   launch.
+/// - **A crash during or after the write.** On Apple platforms the write is handed to the
+///   preferences daemon as one domain; when it reaches the disk is the daemon's business, so a
+///   power loss just after a step may lose that step's data and record, together. On Linux,
+///   swift-corelibs-foundation writes the domain's property list (under `$XDG_CONFIG_HOME`, or
+///   `~/.config`, as `<suite>.plist`) by truncating and rewriting the file in place, not by an
+///   atomic rename: a kill during that write can leave a truncated file, which Foundation then
+///   reads as an empty domain, records included. This store calls `synchronize()` after each
+///   write on Linux so that a step counts only once it is on disk.
+/// - **A damaged domain.** `UserDefaults` reads a property list it cannot parse as an empty
+///   domain, without telling anyone, so the store sees a first launch there. Records it can read
+///   but that are malformed are a ``UserDefaultsStoreError``, never a first launch.
+/// - **Dates.** Linux's Foundation stores XML property lists, which keep dates to the whole
+///   second; Apple platforms keep full precision.
+public final class UserDefaultsStore: MigrationStore {
+    /// What a migration body edits.
+    public typealias Content = Preferences
+
+    /// The key under which the domain keeps the records of its managers, as a
+    /// ``PreferencesStore`` file does: ``PreferencesStore/levelsKey``.
+    public static let levelsKey = PreferencesStore.levelsKey
+
+    /// The suite the store was created with; `nil` for the app's own (standard) defaults.
+    public let suiteName: String?
+    /// The name of the persistent domain the store reads and writes: the suite's name, or for the
+    /// standard defaults the app's bundle identifier (the process name where there is none, as
+    /// for a command-line tool or on Linux).
+    public let domainName: String
+    /// Excludes other threads of this process from the domain during a step.
+    private let domainLock: NSLock
+
+    /// A store kept in the defaults suite `suiteName`, or in the app's standard defaults when it
+    /// is `nil`.
+    ///
+    /// Creates nothing: the domain is first written by a step or a baseline.
+    public init(suiteName: String?) {
+        self.suiteName = suiteName
+        self.domainName = suiteName ?? Bundle.main.bundleIdentifier ?? ProcessInfo.processInfo.processName
+        self.domainLock = UserDefaultsDomainLocks.shared.lock(for: domainName)
+    }
+
+    /// `"user defaults suite <name>"`, or `"standard user defaults (<domain>)"`, as errors and
+    /// reports name the store.
+    public var description: String {
+        suiteName.map { "user defaults suite \($0)" } ?? "standard user defaults (\(domainName))"
+    }
+
+    /// The domain: two store objects for one suite are one store to the scheduler.
+    public var identity: StoreIdentity { StoreIdentity(kind: "user-defaults", value: domainName) }
+
+    /// The app's values as the domain holds them now, without ``levelsKey``; empty when the
+    /// domain holds nothing.
+    ///
+    /// - Throws: ``UserDefaultsStoreError`` when the suite cannot be opened or holds a value
+    ///   ``Preferences`` cannot.
+    public func read() throws -> Preferences {
+        try load().preferences
+    }
+
+    /// The records kept in the domain; none when it holds none. Reads only: writes nothing and
+    /// takes no lock.
+    ///
+    /// - Throws: ``UserDefaultsStoreError/invalidLevels(suite:manager:reason:migration:)`` when
+    ///   the records are malformed: never an empty result for them.
+    public func readRecords() throws -> [String: MigrationRecord] {
+        try load().records().records
+    }
+
+    /// Under the domain's lock: reads the domain, hands `body` the records and a copy of the
+    /// values, and writes both back in one `setPersistentDomain(_:forName:)` when the records
+    /// changed. A body that throws writes nothing; its error comes out unchanged.
+    public func transaction<T>(_ body: (inout [String: MigrationRecord], inout Preferences) throws -> T) throws -> T {
+        try domainLock.withLock {
+            let snapshot = try load()
+            var stored = try snapshot.records()
+            var records = stored.records
+            var preferences = snapshot.preferences
+            let result = try body(&records, &preferences)
+            if stored.update(to: records) {
+                try save(preferences, records: stored, replacing: snapshot.domain)
+            }
+            return result
+        }
+    }
+
+    /// The domain as read, split into the app's values and the stored records.
+    private struct Snapshot {
+        let domain: [String: Any]
+        let preferences: Preferences
+        let storedRecords: Any?
+        let domainName: String
+
+        func records() throws -> StoredRecords {
+            do {
+                return try StoredRecords(storedRecords)
+            } catch {
+                throw UserDefaultsStoreError.invalidLevels(
+                    suite: domainName, manager: error.manager, reason: error.reason, migration: nil)
+            }
+        }
+    }
+
+    private func defaults() throws -> UserDefaults {
+        guard let suiteName else { return .standard }
+        guard let defaults = UserDefaults(suiteName: suiteName) else {
+            throw UserDefaultsStoreError.unavailableSuite(suite: suiteName, migration: nil)
+        }
+        return defaults
+    }
+
+    private func load() throws -> Snapshot {
+        let raw = try defaults().persistentDomain(forName: domainName) ?? [:]
+        var domain: [String: Any] = [:]
+        var values: [String: PreferenceValue] = [:]
+        var storedRecords: Any?
+        for (key, element) in raw {
+            // Linux's Foundation hands values back wrapped in `Optional<Any>`.
+            guard let object = PreferencesPropertyList.unwrapped(element) else { continue }
+            domain[key] = object
+            if key == Self.levelsKey {
+                storedRecords = object
+                continue
+            }
+            do {
+                values[key] = try PreferencesPropertyList.value(from: object, at: [key])
+            } catch let error as PreferencesFormatError {
+                throw UserDefaultsStoreError.unsupportedValue(
+                    suite: domainName, key: PreferenceKeyPath([key]), reason: error.reason, migration: nil)
+            }
+        }
+        return Snapshot(domain: domain, preferences: Preferences(values), storedRecords: storedRecords, domainName: domainName)
+    }
+
+    private func save(_ preferences: Preferences, records: StoredRecords, replacing old: [String: Any]) throws {
+        guard preferences.values[Self.levelsKey] == nil else {
+            throw UserDefaultsStoreError.reservedKey(suite: domainName, migration: nil)
+        }
+        var domain: [String: Any] = [:]
+        for (key, value) in preferences.values {
+            do throws(PreferencesPropertyList.NullValue) {
+                domain[key] = try PreferencesPropertyList.object(from: value, at: [key])
+            } catch {
+                throw UserDefaultsStoreError.nullValue(suite: domainName, key: error.path, migration: nil)
+            }
+        }
+        domain[Self.levelsKey] = records.object
+        let defaults = try defaults()
+        defaults.setPersistentDomain(domain, forName: domainName)
+        #if !canImport(Darwin)
+        // Linux's Foundation writes to disk only when asked: a step counts once it is there.
+        guard defaults.synchronize() else {
+            defaults.setPersistentDomain(old, forName: domainName)
+            throw UserDefaultsStoreError.writeFailed(suite: domainName, migration: nil)
+        }
+        #endif
+    }
+}
