@@ -27,8 +27,12 @@ public final class InMemoryStore<Value: Sendable>: MigrationStore, @unchecked Se
 
     /// Creates a store holding `value`, with `records` already kept.
     ///
-    /// - Parameter rebuiltValue: The value a rebuild starts from; a store given one is
-    ///   rebuildable, like a cache.
+    /// - Parameters:
+    ///   - value: What bodies edit.
+    ///   - records: Each manager's record, as if earlier launches had written them.
+    ///   - name: How reports and errors name the store.
+    ///   - rebuiltValue: The value a rebuild starts from; a store given one is rebuildable, like
+    ///     a cache.
     public init(
         _ value: Value,
         records: [String: MigrationRecord] = [:],

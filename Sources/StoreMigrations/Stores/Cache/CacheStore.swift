@@ -50,8 +50,9 @@ public final class CacheStore: MigrationStore {
 
     /// A store for the cache directory at `directory`, which need not exist yet.
     ///
-    /// - Parameter lockTimeout: how long a step waits for another process migrating the same
-    ///   directory.
+    /// - Parameters:
+    ///   - directory: The cache directory; created by the first step, never by planning.
+    ///   - lockTimeout: How long a step waits for another process migrating the same directory.
     public convenience init(directory: URL, lockTimeout: Duration = .seconds(30)) {
         self.init(directory: directory, lockTimeout: lockTimeout, faults: .none)
     }
