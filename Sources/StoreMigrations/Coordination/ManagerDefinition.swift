@@ -74,11 +74,11 @@ extension MigrationManager {
         let store = self.store
         let name = self.name
         let firstLaunch = snapshot.firstLaunch
-        let hook = snapshot.hook
+        let hooks = snapshot.hooks
         return ManagerDefinition(
             name: name, storeDescription: store.description, identity: store.identity,
             isRebuildable: store.isRebuildable, versions: versions, dependencies: dependencies,
-            newerStorePolicy: snapshot.newerStore, latePolicy: snapshot.late, hasHook: hook != nil,
+            newerStorePolicy: snapshot.newerStore, latePolicy: snapshot.late, hasHook: !hooks.isEmpty,
             readRecords: { [self] in try readStoreRecords() },
             decideFirstLaunch: {
                 switch firstLaunch {
@@ -107,7 +107,7 @@ extension MigrationManager {
                     return try StepExecutor.reset(name, in: store, newerThan: appVersion)
                 case let .appVersionChange(current):
                     return try StepExecutor.appVersionChange(to: current, of: name, in: store) { previous, current in
-                        try hook?(previous, current)
+                        for hook in hooks { try hook(previous, current) }
                     }
                 }
             }

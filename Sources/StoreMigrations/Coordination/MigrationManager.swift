@@ -49,7 +49,7 @@ public final class MigrationManager<Store: MigrationStore>: @unchecked Sendable 
     // Registration happens on the app's launch thread while plans may be read from others.
     private let lock = NSLock()
     private var registrations = Registrations()
-    private var hook: (@Sendable (Version?, Version) throws -> Void)?
+    private var hooks: [@Sendable (Version?, Version) throws -> Void] = []
     private var firstLaunch: FirstLaunchPolicy<Store> = .runAll
     private var newerStore: NewerStorePolicy = .fail
     private var late: LateMigrationPolicy = .run
@@ -130,9 +130,10 @@ public final class MigrationManager<Store: MigrationStore>: @unchecked Sendable 
         MigrationReference(manager: name, version: version)
     }
 
-    /// Sets a closure that runs once each time the app version changes (MTMigration's
+    /// Adds a closure that runs once each time the app version changes (MTMigration's
     /// `applicationUpdateBlock`), after this manager's migrations. The app version it ran for is
-    /// recorded in the store; `previous` is `nil` the first time.
+    /// recorded in the store; `previous` is `nil` the first time. Closures added by several calls
+    /// all run, in the order they were added, in one step.
     ///
     /// ```swift
     /// prefs.onAppVersionChange { previous, current in analytics.resetStats() }
@@ -141,9 +142,10 @@ public final class MigrationManager<Store: MigrationStore>: @unchecked Sendable 
     /// The closure runs while the store holds its lock (or, for SQLite, its write transaction),
     /// so that of several processes launching at once only one runs it; it must not use the
     /// store itself. If the process dies between the closure and the record, the closure runs
-    /// again at the next launch: make it idempotent.
+    /// again at the next launch: make it idempotent. If one closure throws, the later ones do not
+    /// run, nothing is recorded, and all of them run again at the next launch.
     public func onAppVersionChange(_ hook: @escaping @Sendable (_ previous: Version?, _ current: Version) throws -> Void) {
-        lock.withLock { self.hook = hook }
+        lock.withLock { hooks.append(hook) }
     }
 
     /// Records `version` as the manager's baseline mark without running anything: every
@@ -202,8 +204,8 @@ public final class MigrationManager<Store: MigrationStore>: @unchecked Sendable 
         }
     }
 
-    func snapshot() -> (registrations: Registrations, hook: (@Sendable (Version?, Version) throws -> Void)?,
+    func snapshot() -> (registrations: Registrations, hooks: [@Sendable (Version?, Version) throws -> Void],
                         firstLaunch: FirstLaunchPolicy<Store>, newerStore: NewerStorePolicy, late: LateMigrationPolicy) {
-        lock.withLock { (registrations, hook, firstLaunch, newerStore, late) }
+        lock.withLock { (registrations, hooks, firstLaunch, newerStore, late) }
     }
 }

@@ -160,6 +160,15 @@ public struct MigrationRunError: Error, Sendable, CustomStringConvertible, Local
     /// The first failed step's error, if a step failed.
     public var underlyingError: (any Error)? { report.failures.first?.error }
 
+    /// Every failed step's error, in plan order, with the step it stopped.
+    ///
+    /// ```swift
+    /// for (step, error) in runError.errors { log("\(step.id): \(error)") }
+    /// ```
+    public var errors: [(step: PlannedStep, error: any Error)] {
+        report.failures.compactMap { failure in failure.error.map { (failure.step, $0) } }
+    }
+
     public var description: String {
         var lines: [String] = []
         for failure in report.failures {
