@@ -1,6 +1,6 @@
 import Foundation
 
-/// `swift run -c release benchmarks [--quick] [--json PATH] [--only NAME] [--stores S --per P] [--rows N]`
+/// `swift run -c release benchmarks [--quick] [--json PATH] [--only NAME] [--stores S --per P] [--rows N] [--runs N]`
 struct Options {
     var quick = false
     var jsonPath: String?
@@ -8,6 +8,8 @@ struct Options {
     var stores: Int?
     var perStore: Int?
     var rows: Int?
+    /// Timed runs per workload instead of its default, e.g. many launches under callgrind.
+    var runs: Int?
 
     init(arguments: [String]) {
         var iterator = arguments.makeIterator()
@@ -19,8 +21,9 @@ struct Options {
             case "--stores": stores = iterator.next().flatMap(Int.init)
             case "--per": perStore = iterator.next().flatMap(Int.init)
             case "--rows": rows = iterator.next().flatMap(Int.init)
+            case "--runs": runs = iterator.next().flatMap(Int.init)
             case "--help", "-h":
-                print("usage: benchmarks [--quick] [--json PATH] [--only NAME] [--stores S --per P] [--rows N]")
+                print("usage: benchmarks [--quick] [--json PATH] [--only NAME] [--stores S --per P] [--rows N] [--runs N]")
                 exit(0)
             default:
                 FileHandle.standardError.write(Data("unknown argument \(argument); see --help\n".utf8))
@@ -36,22 +39,25 @@ let options = Options(arguments: Array(CommandLine.arguments.dropFirst()))
 #if DEBUG
 print("note: a debug build; measure with `swift run -c release benchmarks`")
 #endif
-let timer = Timer(runs: options.quick ? 1 : 5)
+/// `runs` timed runs, unless `--runs` says otherwise.
+func makeTimer(_ runs: Int) -> Timer { Timer(runs: options.runs ?? runs) }
+let timer = makeTimer(options.quick ? 1 : 5)
 var results: [Measurement] = []
 
 if options.wants("launch") {
-    results += try LaunchWorkload(migrationsPerStore: 100, timer: Timer(runs: options.quick ? 3 : 50)).run()
+    results += try LaunchWorkload(migrationsPerStore: 100, timer: makeTimer(options.quick ? 3 : 50)).run()
 }
 if options.wants("scheduler") {
     let workload = SchedulerWorkload(
-        stores: options.stores ?? (options.quick ? 20 : 1_000), perStore: options.perStore ?? (options.quick ? 10 : 100), timer: timer)
+        stores: options.stores ?? (options.quick ? 20 : 1_000), perStore: options.perStore ?? (options.quick ? 10 : 100),
+        timer: makeTimer(options.quick ? 1 : 9))
     results += try workload.run()
 }
 if options.wants("parallel") {
-    results += try ParallelStoresWorkload(seconds: options.quick ? 0.05 : 1, timer: Timer(runs: options.quick ? 1 : 3)).run()
+    results += try ParallelStoresWorkload(seconds: options.quick ? 0.05 : 1, timer: makeTimer(options.quick ? 1 : 3)).run()
 }
 let bigRows = options.rows ?? (options.quick ? 2_000 : 1_000_000)
-let slowTimer = Timer(runs: options.quick ? 1 : 3)
+let slowTimer = makeTimer(options.quick ? 1 : 3)
 if options.wants("row-transform") { results += try RowTransformWorkload(rows: bigRows, timer: slowTimer).run() }
 if options.wants("heavy-sql") { results += try HeavySQLWorkload(rows: bigRows, timer: slowTimer).run() }
 if options.wants("split-field") { results += try SplitFieldWorkload(rows: bigRows, timer: slowTimer).run() }

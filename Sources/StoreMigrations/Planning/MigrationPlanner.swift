@@ -59,21 +59,19 @@ enum MigrationPlanner {
 
         // Steps in generation order: manager by manager, each in chain order.
         var steps = GeneratedSteps()
+        steps.reserveCapacity(starts.reduce(0) { $0 + $1.pending.count } + 2 * managers.count)
         var stepOfNode = [Int](repeating: -1, count: graph.nodeCount)
         var baselineStep = [Int](repeating: -1, count: managers.count)
-        func addStep(_ manager: Int, _ action: PlannedStep.Action, _ version: Version?, position: Int = -1) -> Int {
-            steps.append(.init(manager: managers[manager].name, action: action, version: version), manager: manager, position: position)
-        }
-        for (index, manager) in managers.enumerated() {
+        for index in managers.indices {
             let start = starts[index]
-            if start.newerStore == .reset { _ = addStep(index, .reset, nil) }
-            if let baseline = start.baseline { baselineStep[index] = addStep(index, .baseline, baseline) }
+            if start.newerStore == .reset { _ = steps.append(manager: index, action: .reset) }
+            if let baseline = start.baseline { baselineStep[index] = steps.append(manager: index, action: .baseline, version: baseline) }
             for position in start.pending {
-                stepOfNode[graph.firstNode[index] + position] = addStep(index, .migrate, manager.versions[position], position: position)
+                stepOfNode[graph.firstNode[index] + position] = steps.append(manager: index, action: .migrate, position: position)
             }
             if targets == nil, inputs[index].hasHook, start.newerStore != .ignore, start.newerStore != .fail,
                start.recordedAppVersion != appVersion {
-                _ = addStep(index, .appVersionChange, appVersion)
+                _ = steps.append(manager: index, action: .appVersionChange, version: appVersion)
             }
         }
 
@@ -107,17 +105,19 @@ enum MigrationPlanner {
                 let node = graph.firstNode[index] + position
                 let step = stepOfNode[node]
                 if step >= 0 {
-                    var blockers: [Int] = []
+                    let firstEdge = steps.edgeTo.count
                     for target in graph.dependencies(of: node) {
-                        // An edge already implied by the chain, or declared twice, is listed once.
+                        // An edge already implied by the chain, or declared twice, is listed once
+                        // (the step's edges so far are the last ones added).
                         guard let blocker = blockingStep(target),
-                              !(steps.hasChainPredecessor(step) && blocker == step - 1), !blockers.contains(blocker)
+                              !(steps.hasChainPredecessor(step) && blocker == step - 1),
+                              !steps.edgeFrom[firstEdge...].contains(blocker)
                         else { continue }
-                        blockers.append(blocker)
                         steps.addEdge(from: blocker, to: step)
                     }
-                } else if starts[index].newerStore != .reset, starts[index].baseline == nil,
-                          inputs[index].record.isApplied(managers[index].versions[position]) {
+                } else if !graph.dependencies(of: node).isEmpty, starts[index].newerStore != .reset,
+                          starts[index].baseline == nil, inputs[index].record.isApplied(managers[index].versions[position]) {
+                    // Only a migration that declares dependencies can have one missing.
                     for target in graph.dependencies(of: node) where !countsAsApplied(target) {
                         let targetManager = graph.managerOfNode[target]
                         diagnostics.append(.init(
@@ -188,10 +188,21 @@ enum MigrationPlanner {
             return start
         }
         // Below the level, only a version missing from the record is pending (late); above it,
-        // every version is, so the common case reads no record entry.
+        // every version is. The versions and the applied set are both ascending, so one merge
+        // of the two finds the late ones: O(V + applied), no search per version.
         let firstAbove = min(MigrationGraph.partition(manager.versions) { $0 > level }, aheadStart)
-        for position in 0..<firstAbove where !record.isApplied(manager.versions[position]) {
-            start.late.append(position)
+        let coveredByBaseline = record.baseline.map { baseline in
+            min(MigrationGraph.partition(manager.versions) { $0 > baseline }, firstAbove)
+        } ?? 0
+        record.applied.withUnsafeBufferPointer { applied in
+            manager.versions.withUnsafeBufferPointer { versions in
+                var next = 0
+                for position in coveredByBaseline..<firstAbove {
+                    while next < applied.count, applied[next].version < versions[position] { next += 1 }
+                    if next < applied.count, applied[next].version == versions[position] { continue }
+                    start.late.append(position)
+                }
+            }
         }
         if input.latePolicy == .run { start.pending = start.late }
         start.pending += firstAbove..<aheadStart
@@ -201,20 +212,40 @@ enum MigrationPlanner {
     /// Steps in generation order (manager by manager, each in chain order) and the dependency
     /// edges between them other than the chain, which is implicit: a step follows the previous
     /// one when both belong to the same manager.
+    ///
+    /// Steps are kept as integers, not identifiers (a name and versions to copy and release per
+    /// step): a migration's version is its manager's version at its position, and the few other
+    /// steps keep theirs aside. Identifiers are made once, for the plan.
     private struct GeneratedSteps {
-        var ids: [PlannedStep.ID] = []
         var managers: [Int] = []
+        var actions: [PlannedStep.Action] = []
+        /// Each step's position among its manager's versions; -1 for steps that are not migrations.
         var positions: [Int] = []
+        /// The version of each step that is not a migration, by step (none for a reset).
+        var otherVersions: [Int: Version] = [:]
         var edgeFrom: [Int] = []
         var edgeTo: [Int] = []
 
-        var count: Int { ids.count }
+        var count: Int { managers.count }
 
-        mutating func append(_ id: PlannedStep.ID, manager: Int, position: Int) -> Int {
-            ids.append(id)
+        mutating func reserveCapacity(_ capacity: Int) {
+            managers.reserveCapacity(capacity)
+            actions.reserveCapacity(capacity)
+            positions.reserveCapacity(capacity)
+        }
+
+        /// Adds a migration (`position`) or another step (`version`, if it records one).
+        mutating func append(manager: Int, action: PlannedStep.Action, position: Int = -1, version: Version? = nil) -> Int {
+            let step = managers.count
             managers.append(manager)
+            actions.append(action)
             positions.append(position)
-            return ids.count - 1
+            if let version { otherVersions[step] = version }
+            return step
+        }
+
+        func version(of step: Int, in graph: MigrationGraph) -> Version? {
+            positions[step] >= 0 ? graph.managers[managers[step]].versions[positions[step]] : otherVersions[step]
         }
 
         mutating func addEdge(from predecessor: Int, to step: Int) {
@@ -236,6 +267,44 @@ enum MigrationPlanner {
             return (from + edgeFrom, to + edgeTo)
         }
 
+        /// Each step's predecessors other than its chain predecessor, compressed: step `s` waits
+        /// for `list[start[s]..<start[s + 1]]`, in the order the edges were added.
+        func declaredPredecessors() -> (start: [Int], list: [Int]) {
+            var start = [Int](repeating: 0, count: count + 1)
+            for step in edgeTo { start[step + 1] += 1 }
+            for step in 0..<count { start[step + 1] += start[step] }
+            var fill = start
+            var list = [Int](repeating: 0, count: edgeTo.count)
+            for edge in edgeTo.indices {
+                list[fill[edgeTo[edge]]] = edgeFrom[edge]
+                fill[edgeTo[edge]] += 1
+            }
+            return (start, list)
+        }
+
+        /// Each step's wave: the length of the longest chain of predecessors reaching it.
+        ///
+        /// When every declared predecessor was generated before its step (dependencies on
+        /// managers created earlier, as apps usually declare them), generation order is a
+        /// topological order, and one pass in that order finds every wave; otherwise Kahn's
+        /// algorithm does. The graph is acyclic (validated), so every step has a wave.
+        func waves(declared: (start: [Int], list: [Int])) -> [Int] {
+            guard edgeFrom.indices.allSatisfy({ edgeFrom[$0] < edgeTo[$0] }) else {
+                let (from, to) = allEdges()
+                var topological = TopologicalOrder(count: count, from: from, to: to)
+                return topological.waves().map { $0! }
+            }
+            var wave = [Int](repeating: 0, count: count)
+            for step in 0..<count {
+                var depth = hasChainPredecessor(step) ? wave[step - 1] + 1 : 0
+                for index in declared.start[step]..<declared.start[step + 1] {
+                    depth = max(depth, wave[declared.list[index]] + 1)
+                }
+                wave[step] = depth
+            }
+            return wave
+        }
+
         /// Only `targets` (`nil`: applied already) and the steps they wait for, transitively.
         func keepingAncestors(of targets: [Int?]) -> GeneratedSteps {
             let (from, to) = allEdges()
@@ -250,7 +319,8 @@ enum MigrationPlanner {
             var newIndex = [Int](repeating: -1, count: count)
             var result = GeneratedSteps()
             for step in 0..<count where kept[step] {
-                newIndex[step] = result.append(ids[step], manager: managers[step], position: positions[step])
+                newIndex[step] = result.append(
+                    manager: managers[step], action: actions[step], position: positions[step], version: otherVersions[step])
             }
             for edge in edgeFrom.indices where kept[edgeTo[edge]] {
                 result.addEdge(from: newIndex[edgeFrom[edge]], to: newIndex[edgeTo[edge]])
@@ -259,17 +329,18 @@ enum MigrationPlanner {
         }
     }
 
-    /// Computes waves with Kahn's algorithm, then orders steps by wave and, within a wave, by
-    /// manager registration order: a counting sort, since a manager has at most one step a wave.
+    /// Computes waves, then orders steps by wave and, within a wave, by manager registration
+    /// order: a counting sort, since a manager has at most one step a wave.
+    ///
+    /// A plan of 100,000 steps is built in a few passes over flat arrays: each step's list of
+    /// dependencies is the only allocation per step.
     private static func order(
         graph: MigrationGraph, inputs: [PlanningInput], starts: [Start], steps: GeneratedSteps,
         diagnostics: [MigrationPlan.Diagnostic]
     ) -> ExecutablePlan {
         let count = steps.count
-        let (from, to) = steps.allEdges()
-        var topological = TopologicalOrder(count: count, from: from, to: to)
-        // The graph is acyclic (validated), so every step has a wave.
-        let wave = topological.waves().map { $0! }
+        let declared = steps.declaredPredecessors()
+        let wave = steps.waves(declared: declared)
 
         let waveCount = (wave.max() ?? -1) + 1
         var waveStart = [Int](repeating: 0, count: waveCount + 1)
@@ -280,40 +351,73 @@ enum MigrationPlanner {
             newIndex[step] = waveStart[wave[step]]
             waveStart[wave[step]] += 1
         }
+
         var oldIndex = [Int](repeating: 0, count: count)
         for step in 0..<count { oldIndex[newIndex[step]] = step }
 
-        // Each step's predecessors, in plan order, for the plan's dependency lists.
-        var predecessorStart = [Int](repeating: 0, count: count + 1)
-        for edge in to.indices { predecessorStart[newIndex[to[edge]] + 1] += 1 }
-        for step in 0..<count { predecessorStart[step + 1] += predecessorStart[step] }
-        var fill = predecessorStart
-        var predecessorList = [Int](repeating: 0, count: to.count)
-        for edge in to.indices {
-            let step = newIndex[to[edge]]
-            predecessorList[fill[step]] = from[edge]
-            fill[step] += 1
-        }
-
+        // Each step's version, gathered in generation order (each manager's versions in turn):
+        // plan order visits a step of every manager, wave after wave, and reading the managers'
+        // own arrays in that order missed the cache at every step of a plan of 100,000.
+        let names = graph.managers.map(\.name)
+        let stepVersions = (0..<count).map { steps.version(of: $0, in: graph) }
+        // Steps and their lists of dependencies are made in plan order, the order a run reads them.
         var plannedSteps: [PlannedStep] = []
         plannedSteps.reserveCapacity(count)
         var stepManagers: [Int] = [], stepPositions: [Int] = [], stepStores: [Int] = []
         stepManagers.reserveCapacity(count)
         stepPositions.reserveCapacity(count)
         stepStores.reserveCapacity(count)
-        var pending = [[Version]](repeating: [], count: graph.managers.count)
-        for (position, old) in oldIndex.enumerated() {
-            let id = steps.ids[old]
+        for old in oldIndex {
             let manager = steps.managers[old]
+            let action = steps.actions[old]
+            // The chain predecessor first, then the declared ones: every edge into the step.
+            let hasChainPredecessor = steps.hasChainPredecessor(old)
+            let declaredRange = declared.start[old]..<declared.start[old + 1]
+            var dependencies: [PlannedStep.ID] = []
+            dependencies.reserveCapacity((hasChainPredecessor ? 1 : 0) + declaredRange.count)
+            if hasChainPredecessor {
+                dependencies.append(PlannedStep.ID(manager: names[manager], action: steps.actions[old - 1], version: stepVersions[old - 1]))
+            }
+            for index in declaredRange {
+                let predecessor = declared.list[index]
+                dependencies.append(PlannedStep.ID(
+                    manager: names[steps.managers[predecessor]], action: steps.actions[predecessor], version: stepVersions[predecessor]))
+            }
             plannedSteps.append(PlannedStep(
-                manager: id.manager, action: id.action, version: id.version,
-                previousAppVersion: id.action == .appVersionChange ? starts[manager].recordedAppVersion : nil,
-                dependencies: predecessorList[predecessorStart[position]..<predecessorStart[position + 1]].map { steps.ids[$0] },
-                wave: wave[old]))
+                manager: names[manager], action: action, version: stepVersions[old],
+                previousAppVersion: action == .appVersionChange ? starts[manager].recordedAppVersion : nil,
+                dependencies: consume dependencies, wave: wave[old]))
             stepManagers.append(manager)
             stepPositions.append(steps.positions[old])
             stepStores.append(inputs[manager].storeIndex)
-            if id.action == .migrate, let version = id.version { pending[manager].append(version) }
+        }
+
+        // The edges in plan order: the chain's, then the declared ones.
+        var edgeFrom: [Int] = [], edgeTo: [Int] = []
+        edgeFrom.reserveCapacity(count + steps.edgeFrom.count)
+        edgeTo.reserveCapacity(count + steps.edgeFrom.count)
+        for step in 0..<count where steps.hasChainPredecessor(step) {
+            edgeFrom.append(newIndex[step - 1])
+            edgeTo.append(newIndex[step])
+        }
+        for edge in steps.edgeFrom.indices {
+            edgeFrom.append(newIndex[steps.edgeFrom[edge]])
+            edgeTo.append(newIndex[steps.edgeTo[edge]])
+        }
+
+        // A manager's steps are consecutive in generation order, and a chain, so in the same
+        // order in the plan.
+        var pending = [[Version]](repeating: [], count: graph.managers.count)
+        var runStart = 0
+        while runStart < count {
+            let manager = steps.managers[runStart]
+            var runEnd = runStart + 1
+            while runEnd < count, steps.managers[runEnd] == manager { runEnd += 1 }
+            var versions: [Version] = []
+            versions.reserveCapacity(runEnd - runStart)
+            for step in runStart..<runEnd where steps.actions[step] == .migrate { versions.append(stepVersions[step]!) }
+            pending[manager] += versions
+            runStart = runEnd
         }
 
         let managerPlans = graph.managers.enumerated().map { index, manager in
@@ -328,8 +432,8 @@ enum MigrationPlanner {
         let plan = MigrationPlan(appVersion: graph.appVersion, managers: managerPlans, steps: plannedSteps, diagnostics: diagnostics)
         return ExecutablePlan(
             plan: plan, stepManagers: stepManagers, stepPositions: stepPositions, stepStores: stepStores,
-            storeCount: (inputs.map(\.storeIndex).max() ?? -1) + 1,
-            edgeFrom: to.indices.map { newIndex[from[$0]] }, edgeTo: to.map { newIndex[$0] },
+            storeCount: inputs.reduce(0) { max($0, $1.storeIndex + 1) },
+            edgeFrom: edgeFrom, edgeTo: edgeTo,
             records: inputs.map(\.record))
     }
 }

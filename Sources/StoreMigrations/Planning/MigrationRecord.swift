@@ -25,14 +25,29 @@ public struct MigrationRecord: Sendable, Hashable, Codable, CustomStringConverti
 
     /// Creates a record; `applied` may come in any order and is sorted, duplicates dropped.
     public init(applied: [AppliedMigration] = [], baseline: Version? = nil, appVersion: Version? = nil) {
+        self.applied = Self.ascendingOnce(applied)
+        self.baseline = baseline
+        self.appVersion = appVersion
+    }
+
+    /// `applied` sorted by version, each version once (its first entry in sort order kept).
+    /// Stores read their sets in version order already (a history in applied order, a list as
+    /// written), so a set that is ascending is kept as it is, without a sort's copies.
+    private static func ascendingOnce(_ applied: [AppliedMigration]) -> [AppliedMigration] {
+        var isAscending = true
+        applied.withUnsafeBufferPointer { migrations in
+            for index in migrations.indices.dropFirst() where !(migrations[index - 1].version < migrations[index].version) {
+                isAscending = false
+                return
+            }
+        }
+        if isAscending { return applied }
         var sorted: [AppliedMigration] = []
         for migration in applied.sorted(by: { $0.version < $1.version })
         where sorted.last.map({ $0.version != migration.version }) ?? true {
             sorted.append(migration)
         }
-        self.applied = sorted
-        self.baseline = baseline
-        self.appVersion = appVersion
+        return sorted
     }
 
     /// The highest version applied or covered by the baseline, or `nil` when there is none.

@@ -86,12 +86,22 @@ struct StoredRecords {
         guard let appliedObject = entry[Field.applied] else {
             return MigrationRecord(baseline: level, appVersion: appVersion)
         }
-        guard let texts = appliedObject as? [Any] else {
-            throw Invalid(manager: manager, reason: "has an \"\(Field.applied)\" that is \(kind(of: appliedObject)), not a list of versions")
-        }
         var applied: [AppliedMigration] = []
-        for text in texts {
-            applied.append(AppliedMigration(version: try parse(text, field: Field.applied, of: manager)))
+        // A list of strings, as stores write it, is cast in one go (a number never casts to a
+        // string, so nothing else gets through); any other list is read element by element,
+        // to name what is wrong.
+        if let texts = appliedObject as? [String] {
+            applied.reserveCapacity(texts.count)
+            for text in texts {
+                applied.append(AppliedMigration(version: try parse(text: text, field: Field.applied, of: manager)))
+            }
+        } else {
+            guard let objects = appliedObject as? [Any] else {
+                throw Invalid(manager: manager, reason: "has an \"\(Field.applied)\" that is \(kind(of: appliedObject)), not a list of versions")
+            }
+            for object in objects {
+                applied.append(AppliedMigration(version: try parse(object, field: Field.applied, of: manager)))
+            }
         }
         var record = MigrationRecord(applied: applied, baseline: try version(Field.baseline, in: entry, of: manager), appVersion: appVersion)
         if let level, record.level.map({ level > $0 }) ?? true {
@@ -106,9 +116,19 @@ struct StoredRecords {
     }
 
     private static func parse(_ object: Any, field: String, of manager: String) throws(Invalid) -> Version {
+        // A Swift string, what JSONSerialization and the preferences' conversion give, is known
+        // by its type alone: the casts below cost a launch hundreds of instructions per applied
+        // version (asking whether a string is an NSNumber tries to bridge it).
+        if type(of: object) == String.self, let text = object as? String {
+            return try parse(text: text, field: field, of: manager)
+        }
         guard let text = object as? String, !(object is NSNumber) else {
             throw Invalid(manager: manager, reason: "has a \"\(field)\" that is \(kind(of: object)), not a version string")
         }
+        return try parse(text: text, field: field, of: manager)
+    }
+
+    private static func parse(text: String, field: String, of manager: String) throws(Invalid) -> Version {
         do {
             return try Version(parsing: text)
         } catch {

@@ -1,3 +1,5 @@
+import Foundation
+
 /// A migration or app version: dot-separated non-negative integers with an optional
 /// sub-migration number, such as `2`, `1.2.5` or `1.1-2`.
 ///
@@ -14,58 +16,131 @@
 /// Components may have any number of digits; they are compared as numbers, not as text
 /// (`1.10 > 1.9`).
 public struct Version: Sendable {
-    /// The normalized value: trailing zero components removed, leading zeros dropped, so that
-    /// equal versions have equal storage.
-    enum Storage: Hashable, Sendable {
-        /// Up to four components (missing ones are zero) and a sub-migration number that each fit
-        /// in 32 bits, the common case: no allocation, so plans of many thousands of steps copy
-        /// versions for free. `subMigration` is 0 for none and `S + 1` for `-S`.
-        case compact(UInt32, UInt32, UInt32, UInt32, subMigration: UInt64)
-        /// Anything larger, as decimal digit strings without leading zeros.
-        case arbitrary(components: [String], subMigration: String?)
+    // The normalized value (trailing zero components removed, leading zeros dropped, so that
+    // equal versions have equal values) is held inline when it is compact: up to four components
+    // (missing ones are zero) and a sub-migration number that each fit in 32 bits, the common
+    // case. Everything else (the digits of a larger version, text written other than normalized,
+    // such as `1.0` or `007`) is kept once in a table for the process, and the version holds its
+    // number there. A version is thus plain integers: copying or destroying one, or an array of
+    // records holding them, retains and releases nothing, which matters because plans, records
+    // and graphs copy versions by the hundred thousand (an enum with text and digit strings in it
+    // cost a launch more in copies than in parsing, and a run of 100,000 steps more than its
+    // scheduling).
+    private let c0: UInt32, c1: UInt32, c2: UInt32, c3: UInt32
+    /// 0 for no sub-migration, `S + 1` for `-S`, or ``Version/notCompact``.
+    private let sub: UInt64
+    /// 0 for a compact version written normalized; otherwise 1 + the index of its ``Details`` in
+    /// ``Version/table``.
+    private let detailsNumber: UInt32
 
-        init(components: [String], subMigration: String?) {
-            var components = components
-            while components.count > 1, components.last == "0" { components.removeLast() }
-            if components.count <= 4, let numbers = Self.compactNumbers(components),
-               subMigration.map({ UInt32($0) != nil }) ?? true {
-                let sub = subMigration.flatMap { UInt32($0) }.map { UInt64($0) + 1 } ?? 0
-                self = .compact(numbers[0], numbers[1], numbers[2], numbers[3], subMigration: sub)
-            } else {
-                self = .arbitrary(components: components, subMigration: subMigration)
-            }
+    /// `sub` of a version whose value is in its details' digits; its components are all zero.
+    private static let notCompact = UInt64.max
+
+    private struct Details: Hashable, Sendable {
+        /// For a version that is not compact: decimal digit strings without leading zeros, the
+        /// components (at least one, the last not zero unless it is the only one) and the
+        /// sub-migration number.
+        let components: [String]?
+        let subMigration: String?
+        /// The text the version was written as, when it is not the normalized form.
+        let text: String?
+
+        init(digits: (components: [String], subMigration: String?)?, text: String?) {
+            self.components = digits?.components
+            self.subMigration = digits?.subMigration
+            self.text = text
         }
 
-        private static func compactNumbers(_ components: [String]) -> [UInt32]? {
-            var numbers: [UInt32] = [0, 0, 0, 0]
-            for (index, component) in components.enumerated() {
-                guard let number = UInt32(component) else { return nil }
-                numbers[index] = number
-            }
-            return numbers
-        }
-
-        /// The digit strings of the components (at least one) and of the sub-migration number.
-        var digits: (components: [String], subMigration: String?) {
-            switch self {
-            case let .arbitrary(components, subMigration):
-                return (components, subMigration)
-            case let .compact(c0, c1, c2, c3, subMigration):
-                var components = [c0, c1, c2, c3].map { String($0) }
-                while components.count > 1, components.last == "0" { components.removeLast() }
-                return (components, subMigration == 0 ? nil : String(subMigration - 1))
-            }
+        var digits: (components: [String], subMigration: String?)? {
+            components.map { ($0, subMigration) }
         }
     }
 
-    let storage: Storage
-    /// The text the version was written as, kept for display.
-    private let text: String
+    /// Every distinct ``Details`` the process has made, each once: the table only grows, by as
+    /// many entries as there are distinct texts written other than normalized and versions too
+    /// large to be compact, a handful in an app.
+    private final class DetailsTable: @unchecked Sendable {
+        // @unchecked: `entries` and `numbers` are only touched with `lock` held.
+        private let lock = NSLock()
+        private var entries: [Details] = []
+        private var numbers: [Details: UInt32] = [:]
+
+        func number(of details: Details) -> UInt32 {
+            lock.withLock {
+                if let number = numbers[details] { return number }
+                entries.append(details)
+                let number = UInt32(entries.count)
+                numbers[details] = number
+                return number
+            }
+        }
+
+        func details(_ number: UInt32) -> Details {
+            lock.withLock { entries[Int(number) - 1] }
+        }
+    }
+
+    private static let table = DetailsTable()
+
+    private var details: Details? {
+        detailsNumber == 0 ? nil : Self.table.details(detailsNumber)
+    }
+
+    private init(_ c0: UInt32, _ c1: UInt32, _ c2: UInt32, _ c3: UInt32, sub: UInt64, details: Details?) {
+        (self.c0, self.c1, self.c2, self.c3, self.sub) = (c0, c1, c2, c3, sub)
+        self.detailsNumber = details.map(Self.table.number(of:)) ?? 0
+    }
+
+    /// The version of `components` and `subMigration` (digit strings without leading zeros),
+    /// normalized, compact when it fits; `text` is kept when it is not the normalized form.
+    private init(components: [String], subMigration: String?, text: String?) {
+        var components = components
+        while components.count > 1, components.last == "0" { components.removeLast() }
+        if components.count <= 4, let numbers = Self.compactNumbers(components),
+           subMigration.map({ UInt32($0) != nil }) ?? true {
+            let sub = subMigration.flatMap { UInt32($0) }.map { UInt64($0) + 1 } ?? 0
+            let normalized = Version(numbers[0], numbers[1], numbers[2], numbers[3], sub: sub, details: nil)
+            self.init(
+                numbers[0], numbers[1], numbers[2], numbers[3], sub: sub,
+                details: text.flatMap { $0 == normalized.description ? nil : Details(digits: nil, text: $0) })
+        } else {
+            let normalized = Self.text(of: (components, subMigration))
+            self.init(0, 0, 0, 0, sub: Self.notCompact, details: Details(
+                digits: (components, subMigration), text: text.flatMap { $0 == normalized ? nil : $0 }))
+        }
+    }
+
+    private static func compactNumbers(_ components: [String]) -> [UInt32]? {
+        var numbers: [UInt32] = [0, 0, 0, 0]
+        for (index, component) in components.enumerated() {
+            guard let number = UInt32(component) else { return nil }
+            numbers[index] = number
+        }
+        return numbers
+    }
+
+    private var isCompact: Bool { sub != Self.notCompact }
+
+    /// The digit strings of the components (at least one) and of the sub-migration number.
+    private var digits: (components: [String], subMigration: String?) {
+        if !isCompact, let digits = details?.digits { return digits }
+        var components = [c0, c1, c2, c3].map { String($0) }
+        while components.count > 1, components.last == "0" { components.removeLast() }
+        return (components, sub == 0 ? nil : String(sub - 1))
+    }
+
+    private static func text(of digits: (components: [String], subMigration: String?)) -> String {
+        digits.components.joined(separator: ".") + (digits.subMigration.map { "-" + $0 } ?? "")
+    }
 
     /// Parses `text` in the grammar `N(.N)*(-S)?`.
     ///
     /// - Throws: ``VersionError`` quoting the text when it is not a version.
     public init(parsing text: String) throws {
+        if let version = Self.compact(parsing: text) {
+            self = version
+            return
+        }
         let utf8 = Array(text.utf8)
         var components: [String] = []
         var subMigration: String?
@@ -98,8 +173,69 @@ public struct Version: Sendable {
         guard index == utf8.count else {
             throw VersionError(text: text, reason: Version.reason(at: index, in: utf8))
         }
-        self.storage = Storage(components: components, subMigration: subMigration)
-        self.text = text
+        self.init(components: components, subMigration: subMigration, text: text)
+    }
+
+    /// The compact version `text` spells, read in one pass over its bytes without the digit
+    /// strings the general parser builds: a launch parses every applied version of every store.
+    /// `nil` for anything else (invalid text, more than four components, numbers past 32 bits),
+    /// which the general parser then reads or rejects.
+    private static func compact(parsing text: String) -> Version? {
+        var numbers: (UInt32, UInt32, UInt32, UInt32) = (0, 0, 0, 0)
+        var componentCount = 0
+        var lastComponent: UInt32 = 0
+        var current: UInt32 = 0
+        var digitCount = 0
+        var inSubMigration = false
+        // Whether `text` is the normalized form, which then need not be kept: no number with a
+        // leading zero, and a last component that is not zero unless it is the only one.
+        var isNormalized = true
+        // Stores the number just read as component `componentCount`; false past four components
+        // (unless the extra ones are zeros, which normalization drops) or for an empty number.
+        func endComponent() -> Bool {
+            guard digitCount > 0 else { return false }
+            switch componentCount {
+            case 0: numbers.0 = current
+            case 1: numbers.1 = current
+            case 2: numbers.2 = current
+            case 3: numbers.3 = current
+            default: guard current == 0 else { return false }
+            }
+            componentCount += 1
+            lastComponent = current
+            current = 0
+            digitCount = 0
+            return true
+        }
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"):
+                if digitCount > 0, current == 0 { isNormalized = false }
+                let (times10, overflow) = current.multipliedReportingOverflow(by: 10)
+                let (sum, carry) = times10.addingReportingOverflow(UInt32(byte &- UInt8(ascii: "0")))
+                guard !overflow, !carry else { return nil }
+                current = sum
+                digitCount += 1
+            case UInt8(ascii: "."):
+                guard !inSubMigration, endComponent() else { return nil }
+            case UInt8(ascii: "-"):
+                guard !inSubMigration, endComponent() else { return nil }
+                inSubMigration = true
+            default:
+                return nil
+            }
+        }
+        var sub: UInt64 = 0
+        if inSubMigration {
+            guard digitCount > 0 else { return nil }
+            sub = UInt64(current) + 1
+        } else {
+            guard endComponent() else { return nil }
+        }
+        if componentCount > 1, lastComponent == 0 { isNormalized = false }
+        return Version(
+            numbers.0, numbers.1, numbers.2, numbers.3, sub: sub,
+            details: isNormalized ? nil : Details(digits: nil, text: text))
     }
 
     private static func reason(at index: Int, in utf8: [UInt8]) -> String {
@@ -115,38 +251,25 @@ public struct Version: Sendable {
     public init(_ level: Int) {
         precondition(level >= 0, "Version \(level) is negative; versions are non-negative integers")
         if let compact = UInt32(exactly: level) {
-            self.storage = .compact(compact, 0, 0, 0, subMigration: 0)
+            self.init(compact, 0, 0, 0, sub: 0, details: nil)
         } else {
-            self.storage = .arbitrary(components: [String(level)], subMigration: nil)
+            self.init(0, 0, 0, 0, sub: Self.notCompact, details: Details(digits: ([String(level)], nil), text: nil))
         }
-        self.text = String(level)
     }
 
     /// This version without its sub-migration number: `1.1` for `1.1-2`.
     public var base: Version {
-        switch storage {
-        case .compact(_, _, _, _, subMigration: 0), .arbitrary(_, subMigration: nil):
-            return self
-        case let .compact(c0, c1, c2, c3, _):
-            return Version(storage: .compact(c0, c1, c2, c3, subMigration: 0))
-        case let .arbitrary(components, _):
+        guard isSubMigration else { return self }
+        guard isCompact else {
             // Without its sub-migration number, a version may fit the compact form again.
-            return Version(storage: Storage(components: components, subMigration: nil))
+            return Version(components: digits.components, subMigration: nil, text: nil)
         }
+        return Version(c0, c1, c2, c3, sub: 0, details: nil)
     }
 
     /// Whether the version names a sub-migration (`1.1-2`).
     public var isSubMigration: Bool {
-        switch storage {
-        case .compact(_, _, _, _, let subMigration): return subMigration != 0
-        case .arbitrary(_, let subMigration): return subMigration != nil
-        }
-    }
-
-    private init(storage: Storage) {
-        self.storage = storage
-        let digits = storage.digits
-        self.text = digits.components.joined(separator: ".") + (digits.subMigration.map { "-" + $0 } ?? "")
+        isCompact ? sub != 0 : details?.digits?.subMigration != nil
     }
 }
 
@@ -170,15 +293,32 @@ public struct VersionError: Error, Sendable, Hashable, CustomStringConvertible {
 }
 
 extension Version: Comparable {
+    // Both comparisons are inlined into the module's loops over versions: a call would make the
+    // caller copy (and retain) each version it reads out of an array, to keep it alive across
+    // the call, which cost more than comparing. Versions that are not compact take a call.
+
+    @inline(__always)
     public static func == (lhs: Version, rhs: Version) -> Bool {
-        lhs.storage == rhs.storage
+        // Normalized values are equal when their fields are; a version that is not compact never
+        // equals a compact one (its `sub` is `notCompact`), and compares by digits otherwise.
+        guard lhs.c0 == rhs.c0, lhs.c1 == rhs.c1, lhs.c2 == rhs.c2, lhs.c3 == rhs.c3, lhs.sub == rhs.sub else { return false }
+        return lhs.isCompact || digitsEqual(lhs, rhs)
     }
 
+    private static func digitsEqual(_ lhs: Version, _ rhs: Version) -> Bool {
+        lhs.digits == rhs.digits
+    }
+
+    @inline(__always)
     public static func < (lhs: Version, rhs: Version) -> Bool {
-        if case let .compact(l0, l1, l2, l3, leftSub) = lhs.storage, case let .compact(r0, r1, r2, r3, rightSub) = rhs.storage {
-            return (l0, l1, l2, l3, leftSub) < (r0, r1, r2, r3, rightSub)
+        if lhs.isCompact, rhs.isCompact {
+            return (lhs.c0, lhs.c1, lhs.c2, lhs.c3, lhs.sub) < (rhs.c0, rhs.c1, rhs.c2, rhs.c3, rhs.sub)
         }
-        let left = lhs.storage.digits, right = rhs.storage.digits
+        return precedesByDigits(lhs, rhs)
+    }
+
+    private static func precedesByDigits(_ lhs: Version, _ rhs: Version) -> Bool {
+        let left = lhs.digits, right = rhs.digits
         for position in 0..<max(left.components.count, right.components.count) {
             let leftComponent = position < left.components.count ? left.components[position] : "0"
             let rightComponent = position < right.components.count ? right.components[position] : "0"
@@ -203,7 +343,17 @@ extension Version: Comparable {
 
 extension Version: Hashable {
     public func hash(into hasher: inout Hasher) {
-        hasher.combine(storage)
+        if isCompact {
+            hasher.combine(c0)
+            hasher.combine(c1)
+            hasher.combine(c2)
+            hasher.combine(c3)
+            hasher.combine(sub)
+        } else {
+            let digits = self.digits
+            hasher.combine(digits.components)
+            hasher.combine(digits.subMigration)
+        }
     }
 }
 
@@ -215,7 +365,16 @@ extension Version: LosslessStringConvertible {
     }
 
     /// The version as it was written (`"1.0"` stays `"1.0"` although it equals `1`).
-    public var description: String { text }
+    public var description: String {
+        if let text = details?.text { return text }
+        guard isCompact else { return Self.text(of: digits) }
+        // Written normalized: the numbers say it all.
+        var text = String(c0)
+        let count = c3 != 0 ? 4 : c2 != 0 ? 3 : c1 != 0 ? 2 : 1
+        for component in [c1, c2, c3].prefix(count - 1) { text += "." + String(component) }
+        if sub != 0 { text += "-" + String(sub - 1) }
+        return text
+    }
 }
 
 extension Version: ExpressibleByStringLiteral {
@@ -257,6 +416,6 @@ extension Version: Codable {
     /// Encodes the version as its text.
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.singleValueContainer()
-        try container.encode(text)
+        try container.encode(description)
     }
 }
