@@ -29,8 +29,8 @@ struct DurableWriteOrderTests {
         try #require(exit.status == 0, "\(exit)")
         let lines = try String(contentsOf: traceURL, encoding: .utf8).split(separator: "\n").map(String.init)
         return lines.enumerated().compactMap { index, line in
-            // "1234 name(args) = result": the pid, then the call.
-            let call = line.drop { $0 != " " }.dropFirst()
+            // "1234  name(args) = result": the pid, padded with spaces, then the call.
+            let call = line.drop { $0 != " " }.drop { $0 == " " }
             guard let open = call.firstIndex(of: "(") else { return nil }
             return Call(index: index, name: String(call[..<open]), text: String(call))
         }

@@ -23,16 +23,16 @@ enum StepExecutor {
     ) throws -> StepOutcome {
         let migration = MigrationReference(manager: manager, version: version)
         func step(_ records: inout [String: MigrationRecord], _ content: inout Store.Content) throws -> StepOutcome {
-            var record = records[manager] ?? MigrationRecord()
-            if record.isApplied(version) { return .alreadyApplied(level: record.level) }
+            if let record = records[manager], record.isApplied(version) { return .alreadyApplied(level: record.level) }
             let startedAt = Date()
             let start = ContinuousClock.now
             let carrier = context == nil ? nil : content as? any MigrationContextCarrier
             carrier?.context = context
             defer { carrier?.context = nil }
             try body(&content)
-            record.markApplied(version, at: startedAt, duration: (ContinuousClock.now - start).seconds)
-            records[manager] = record
+            // In place: a copy of the record would copy its whole applied set on every step.
+            records[manager, default: MigrationRecord()]
+                .markApplied(version, at: startedAt, duration: (ContinuousClock.now - start).seconds)
             return .applied
         }
         do {

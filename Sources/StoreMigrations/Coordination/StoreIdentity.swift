@@ -15,20 +15,39 @@ import Glibc
 /// var identity: StoreIdentity { StoreIdentity(kind: "postgresql", value: "db.example.com:5432/app/public") }
 /// ```
 public struct StoreIdentity: Sendable, Hashable, CustomStringConvertible {
+    /// An object's identity is kept as the object identifier itself: planning compares one per
+    /// manager, and formatting it as text cost more than the rest of a large plan's bookkeeping.
+    private enum Storage: Sendable, Hashable {
+        case named(kind: String, value: String)
+        case object(ObjectIdentifier)
+    }
+
+    private let storage: Storage
+
     /// What kind of storage it is: `"file"`, `"path"`, `"object"`, or a store's own word.
-    public let kind: String
+    public var kind: String {
+        switch storage {
+        case .named(let kind, _): return kind
+        case .object: return "object"
+        }
+    }
+
     /// What names it within its kind.
-    public let value: String
+    public var value: String {
+        switch storage {
+        case .named(_, let value): return value
+        case .object(let identifier): return String(describing: identifier)
+        }
+    }
 
     /// An identity of your own, such as a server's address, database and schema.
     public init(kind: String, value: String) {
-        self.kind = kind
-        self.value = value
+        storage = .named(kind: kind, value: value)
     }
 
     /// The object itself: no other object shares it.
     public init(object: AnyObject) {
-        self.init(kind: "object", value: String(describing: ObjectIdentifier(object)))
+        storage = .object(ObjectIdentifier(object))
     }
 
     /// The file or folder at `url`: its device and inode when it exists, so that two paths to one

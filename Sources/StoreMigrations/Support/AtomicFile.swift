@@ -62,18 +62,27 @@ struct AtomicFile: Sendable {
         }
         defer { close(descriptor) }
 
-        var data = Data()
-        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+        // Read straight into the result, sized from fstat (plus one byte, to see the end without
+        // another round when the size is right), rather than through a zeroed buffer: a launch
+        // reads every store's small file.
+        var status = stat()
+        let expected = fstat(descriptor, &status) == 0 ? Int(status.st_size) : 0
+        var data = Data(count: max(expected + 1, 4_096))
+        var length = 0
         while true {
-            let count = buffer.withUnsafeMutableBytes { bytes in
-                read(descriptor, bytes.baseAddress, bytes.count)
+            if length == data.count { data.count += max(data.count, 4_096) }
+            let count = data.withUnsafeMutableBytes { bytes in
+                read(descriptor, bytes.baseAddress! + length, bytes.count - length)
             }
-            if count == 0 { return data }
+            if count == 0 {
+                data.count = length
+                return data
+            }
             if count < 0 {
                 if errno == EINTR { continue }
                 throw FileStoreError.system(.read, path: path, store: store, code: errno)
             }
-            data.append(contentsOf: buffer[0..<count])
+            length += count
         }
     }
 
