@@ -88,7 +88,7 @@ public final class MigrationCoordinator: @unchecked Sendable {
     ///
     /// Reads only: no store is created, converted or locked. A store newer than the app, or late
     /// migrations under a `.fail` policy, are reported by the plan (``MigrationPlan/blockingErrors``)
-    /// rather than thrown; ``run(targets:)`` refuses them.
+    /// rather than thrown; `run()` refuses them.
     ///
     /// - Parameter targets: Plans only these migrations and the steps they depend on (GRDB's
     ///   `migrate(upTo:)`, Django's targets); `nil` plans everything. App-version hooks run only

@@ -23,7 +23,7 @@ public struct MigrationPlan: Sendable, Hashable, Codable, CustomStringConvertibl
         /// On a first launch, what the first-launch policy decided.
         public let firstLaunch: FirstLaunchDecision?
         /// When the store's level is past the app version (a newer app wrote it), the policy
-        /// applied to it; `nil` when it is not. With ``NewerStorePolicy/fail``, ``MigrationCoordinator/run(targets:)``
+        /// applied to it; `nil` when it is not. With ``NewerStorePolicy/fail``, `run()`
         /// refuses to start.
         public let newerStore: NewerStorePolicy?
         /// The migrations that will run, in order.
@@ -62,14 +62,14 @@ public struct MigrationPlan: Sendable, Hashable, Codable, CustomStringConvertibl
     /// Findings that do not stop the run.
     public let diagnostics: [Diagnostic]
 
-    /// Whether there is nothing to do: no step, and nothing that ``MigrationCoordinator/run(targets:)``
+    /// Whether there is nothing to do: no step, and nothing that `run()`
     /// would refuse to start for (a newer store or late migrations under a `.fail` policy).
     public var isUpToDate: Bool { steps.isEmpty && blockingErrors.isEmpty }
 
     /// Whether some manager's store is newer than the app (a newer app version wrote it).
     public var hasNewerStore: Bool { managers.contains { $0.newerStore != nil } }
 
-    /// Why ``MigrationCoordinator/run(targets:)`` would refuse to start, before running anything: stores
+    /// Why `run()` would refuse to start, before running anything: stores
     /// newer than the app under ``NewerStorePolicy/fail``, late migrations under
     /// ``LateMigrationPolicy/fail``. Empty when the plan can run.
     public var blockingErrors: [MigrationError] {
