@@ -5,6 +5,7 @@ import StoreMigrations
 ///
 /// ```
 /// CrashRunner migrate <dir> [--lock-timeout SECONDS] [--busy-timeout SECONDS] [--wait-for GATE]
+///                           [--slow-library-step SECONDS]
 /// CrashRunner open <dir> <gate>
 /// CrashRunner hold <dir> <prefs|library|thumbnails> <marker>
 /// CrashRunner rendezvous <dir> <prefs|library|thumbnails> <mine> <theirs> [SECONDS]
@@ -14,7 +15,10 @@ import StoreMigrations
 ///
 /// `migrate` runs the ``Scenario`` and prints one `step <id> <outcome>` line per step, then one
 /// `level <manager> <level>` line per manager; with `--wait-for` it first waits for the file
-/// `GATE` to exist, so that several processes can be started at the same moment. `open` only
+/// `GATE` to exist, so that several processes can be started at the same moment; with
+/// `--slow-library-step` the body of `library@2.0` sleeps that long inside its transaction, so
+/// that the other processes wait for the database's write lock; `--busy-timeout default` uses
+/// ``SQLiteStore``'s default wait. `open` only
 /// opens the database and reads its levels, once `gate` exists. `hold` migrates one store with a step that
 /// creates `marker` and then sleeps inside the store's lock until it is killed. `rendezvous`
 /// migrates one store with a step that creates `mine` and then waits, inside the store's lock,
@@ -47,6 +51,9 @@ struct CrashRunner {
                     case ("--lock-timeout", let seconds?): scenario.lockTimeout = .milliseconds(Int(seconds * 1_000))
                     case ("--busy-timeout", let seconds?): scenario.busyTimeout = seconds
                     case ("--wait-for", _): gate = URL(fileURLWithPath: value)
+                    case ("--slow-library-step", let seconds?): scenario.slowLibraryStep = seconds
+                    case ("--busy-timeout", nil) where value == "default":
+                        scenario.busyTimeout = SQLiteStore(url: scenario.databaseURL).busyTimeout
                     default: usage()
                     }
                 }

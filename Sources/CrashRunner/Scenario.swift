@@ -31,6 +31,9 @@ struct Scenario {
     let directory: URL
     var lockTimeout: Duration = .seconds(30)
     var busyTimeout: TimeInterval = 30
+    /// How long the body of `library@2.0` sleeps inside its transaction, holding the database's
+    /// write lock: 0 (no sleep) unless a multi-process test makes the others wait.
+    var slowLibraryStep: TimeInterval = 0
 
     var preferencesURL: URL { directory.appendingPathComponent(Self.preferencesName) }
     var databaseURL: URL { directory.appendingPathComponent(Self.databaseName) }
@@ -48,6 +51,7 @@ struct Scenario {
 
         // Bodies read other stores through objects of their own, as an app's code would.
         let preferencesURL = preferencesURL, databaseURL = databaseURL, busyTimeout = busyTimeout
+        let slowLibraryStep = slowLibraryStep
 
         prefs.register("1.0") { prefs in
             try prefs.set("metric", for: "display.units")
@@ -117,6 +121,7 @@ struct Scenario {
                 INSERT INTO tag(note_id, name) SELECT id, 'long' FROM note WHERE word_count >= 30;
                 INSERT INTO tag(note_id, name) SELECT id, 'even' FROM note WHERE id % 2 = 0;
                 """)
+            if slowLibraryStep > 0 { Thread.sleep(forTimeInterval: slowLibraryStep) }
             try Self.count("2.0", in: db)
         }
 

@@ -240,14 +240,14 @@ import CSQLite
 
     @Test func rebuildTableThatBreaksAViewChangesNothing() throws {
         let before = try contents("event")
-        let error = try #require(#expect(throws: SQLiteError.self) {
+        let error = try #require(#expect(throws: SQLiteStoreError.self) {
             try inStep(enforcingForeignKeys: false) {
                 try db.rebuildTable(
                     "event",
                     definition: "id INTEGER PRIMARY KEY, calendar_id INTEGER NOT NULL REFERENCES calendar(id), starts_on TEXT, note TEXT")
             }
         })
-        #expect(error.message.contains("view event_title"))
+        #expect(error.reason == .dependentSchemaObject(.view("event_title"), column: "title", table: "event"))
         #expect(try contents("event") == before)
         #expect(try db.indexes(on: "event").count == 2)
     }

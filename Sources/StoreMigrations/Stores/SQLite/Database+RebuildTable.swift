@@ -51,7 +51,21 @@ extension Database {
     public func rebuildTable(
         _ table: String, definition: String, options: String = "", copying: [String: String] = [:]
     ) throws {
-        try rebuildTable(table, definition: definition, options: options, copying: copying) { _ in true }
+        try rebuildTable(table, definition: definition, options: options, copying: copying, dependents: .refuse)
+    }
+
+    /// ``rebuildTable(_:definition:options:copying:)``, saying what to do with the triggers of
+    /// other tables and the views that read a column the new definition removes: refuse (the
+    /// default, with ``SQLiteStoreError``) or drop them.
+    ///
+    /// ```swift
+    /// try db.rebuildTable("event", definition: "id INTEGER PRIMARY KEY, title TEXT", dependents: .drop)
+    /// ```
+    public func rebuildTable(
+        _ table: String, definition: String, options: String = "", copying: [String: String] = [:],
+        dependents: SchemaDependents
+    ) throws {
+        try rebuildTable(table, definition: definition, options: options, copying: copying, dependents: dependents) { _ in true }
     }
 
     /// Drops a column of `table`, keeping its values in the other columns.
@@ -60,18 +74,32 @@ extension Database {
     /// unique, a primary key or holds a foreign key, the table is rebuilt without the column
     /// (see ``rebuildTable(_:definition:options:copying:)``) and indexes on the column are
     /// dropped with it. A column that a table constraint, a trigger or a view names is not
-    /// dropped: change those first.
+    /// dropped: change those first. A trigger of another table or a view that reads the column
+    /// is refused with ``SQLiteStoreError`` naming it; see ``dropColumn(_:from:dependents:)``.
     public func dropColumn(_ column: String, from table: String) throws {
+        try dropColumn(column, from: table, dependents: .refuse)
+    }
+
+    /// ``dropColumn(_:from:)``, saying what to do with the triggers of other tables and the views
+    /// that read the column: refuse (the default) or drop them.
+    ///
+    /// ```swift
+    /// try db.dropColumn("legacy_flag", from: "event", dependents: .drop)
+    /// ```
+    public func dropColumn(_ column: String, from table: String, dependents: SchemaDependents) throws {
         guard let tableName = try canonicalTableName(table) else { throw noSuchTable(table) }
         guard let columnName = try tableInfo(tableName).first(where: { sameName($0.name, column) })?.name else {
             throw error(code: SQLITE_ERROR, message: "table \(tableName) has no column named \(column)", sql: nil)
         }
-        do {
-            try inSavepoint {
-                try execute("ALTER TABLE \(Self.quoted(tableName)) DROP COLUMN \(Self.quoted(columnName))")
+        try inSavepoint {
+            try resolveDependents(onColumns: [columnName], of: tableName, policy: dependents)
+            do {
+                try inSavepoint {
+                    try execute("ALTER TABLE \(Self.quoted(tableName)) DROP COLUMN \(Self.quoted(columnName))")
+                }
+            } catch let refusal as SQLiteError where refusal.code == SQLITE_ERROR {
+                try dropColumnByRebuilding(columnName, from: tableName, refusal: refusal)
             }
-        } catch let refusal as SQLiteError where refusal.code == SQLITE_ERROR {
-            try dropColumnByRebuilding(columnName, from: tableName, refusal: refusal)
         }
     }
 
@@ -118,7 +146,7 @@ extension Database {
                 + "and create the one you want after")
         }
 
-        try rebuildTable(table, definition: kept.joined(separator: ",\n"), options: options, copying: [:]) { object in
+        try rebuildTable(table, definition: kept.joined(separator: ",\n"), options: options, copying: [:], dependents: .refuse) { object in
             object.type != "index" || !Self.indexKeyMentions(column, indexSQL: object.sql)
         }
     }
@@ -134,7 +162,7 @@ extension Database {
     /// The rebuild, keeping only the old indexes and triggers `keep` accepts.
     func rebuildTable(
         _ table: String, definition: String, options: String, copying expressions: [String: String],
-        keeping keep: (_ object: (type: String, sql: String)) -> Bool
+        dependents: SchemaDependents, keeping keep: (_ object: (type: String, sql: String)) -> Bool
     ) throws {
         guard let table = try canonicalTableName(table) else { throw noSuchTable(table) }
 
@@ -215,6 +243,10 @@ extension Database {
                     SELECT \(sources.joined(separator: ", ")) FROM \(Self.quoted(table))
                     """)
             }
+
+            // Before step 6: what reads a column the new definition removes.
+            let removed = oldColumns.filter { old in !newColumns.contains { sameName($0.name, old) } }
+            try resolveDependents(onColumns: removed, of: table, policy: dependents)
 
             // Steps 6 and 7.
             try execute("DROP TABLE \(Self.quoted(table))")

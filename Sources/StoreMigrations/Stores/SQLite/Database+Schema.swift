@@ -163,8 +163,18 @@ extension Database {
     }
 
     /// Throws the violations `PRAGMA foreign_key_check` finds in `tables`, or in the whole
-    /// database when `tables` is `nil`.
-    func checkForeignKeys(in tables: [String]? = nil) throws {
+    /// database when `tables` is `nil`: for a body that moves rows while foreign keys are not
+    /// enforced and wants to know before it goes on, or a ``SQLiteStore/ForeignKeyCheck/immediate``
+    /// store's step that wants one check of the tables it touched.
+    ///
+    /// ```swift
+    /// try db.execute("DELETE FROM calendar WHERE name = 'Old'")
+    /// try db.checkForeignKeys(in: ["event"])   // events left pointing at it?
+    /// ```
+    ///
+    /// - Throws: ``SQLiteError`` with ``SQLiteError/isForeignKeyViolation`` and its
+    ///   ``SQLiteError/foreignKeyViolations`` (at most ``SQLiteError/maximumReportedViolations``).
+    public func checkForeignKeys(in tables: [String]? = nil) throws {
         let violations = try tables?.flatMap { try foreignKeyViolations(in: $0) } ?? foreignKeyViolations()
         guard !violations.isEmpty else { return }
         throw SQLiteError(

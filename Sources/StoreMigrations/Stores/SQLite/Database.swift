@@ -36,6 +36,12 @@ public final class Database {
     /// How many calls of ``denyingTransactionControl(_:)`` are running, since SQLite keeps one
     /// authorizer and a nested call must not remove the outer one's.
     private var transactionControlDenials = 0
+    /// Set while a body runs in the store's transaction: see ``TransactionGuard``.
+    /// Read as every statement finishes, hence exempt from dynamic exclusivity checks: a
+    /// connection is used by one thread at a time.
+    @exclusivity(unchecked) var transactionGuard: TransactionGuard?
+    /// The busy handler's state; the connection keeps it alive for SQLite, which holds it unretained.
+    let busyWait: BusyWait
 
     /// How a connection is opened.
     enum OpenMode {
@@ -72,8 +78,9 @@ public final class Database {
         }
         self.handle = handle
         self.path = path
+        busyWait = BusyWait(timeout: busyTimeout)
         sqlite3_extended_result_codes(handle, 1)
-        sqlite3_busy_timeout(handle, Int32(clamping: Int((max(0, busyTimeout) * 1_000).rounded())))
+        installBusyHandler()
         switch mode {
         case .migrating:
             try switchToWAL(waitingAtMost: busyTimeout)

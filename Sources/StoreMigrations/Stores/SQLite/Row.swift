@@ -49,7 +49,11 @@ public struct Row: Sendable, Hashable, CustomStringConvertible {
     /// to `T`.
     @inlinable public subscript<T: DatabaseValueConvertible>(_ column: String) -> T {
         get throws {
-            guard let index = layout.index(of: column) else { throw noSuchColumn(column) }
+            // A layout and values of different lengths would be a bug of this module: an error
+            // still, never a trap.
+            guard let index = layout.index(of: column), values.indices.contains(index) else {
+                throw noSuchColumn(column)
+            }
             guard let converted = T.fromDatabaseValue(values[index]) else { throw mismatch(at: index, as: T.self) }
             return converted
         }
@@ -72,7 +76,12 @@ public struct Row: Sendable, Hashable, CustomStringConvertible {
         let value = values[index]
         let hint = value == .null ? "; read it as an optional" : ""
         return layout.error(
-            code: SQLITE_MISMATCH, "column \"\(columnNames[index])\" holds \(value), which is not a \(T.self)\(hint)")
+            code: SQLITE_MISMATCH, "column \"\(columnName(at: index))\" holds \(value), which is not a \(T.self)\(hint)")
+    }
+
+    /// The name of the column at `index`, or its position when the layout has no name for it.
+    @usableFromInline func columnName(at index: Int) -> String {
+        columnNames.indices.contains(index) ? columnNames[index] : "#\(index)"
     }
 
     public var description: String {

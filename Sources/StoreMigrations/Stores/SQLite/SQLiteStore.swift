@@ -4,6 +4,9 @@ import SQLite3
 import CSQLite
 #endif
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// A SQLite database migrated one transaction per step: the body's changes and the manager's
 /// record (its level row and a history row) are committed together, or not at all.
@@ -22,19 +25,30 @@ import Foundation
 /// foreign keys; `COMMIT`. If anything throws, the transaction is rolled back, so the data and
 /// the records stay as they were, and the error is rethrown unchanged. The body cannot commit or
 /// roll back the transaction itself (such statements fail with `SQLITE_AUTH`), but it may use
-/// savepoints.
+/// savepoints. Nor can it end the transaction another way (`INSERT OR ROLLBACK`, a trigger's
+/// `RAISE(ROLLBACK)`, SQLite's own rollback after `SQLITE_FULL`, even caught with `try?`): the
+/// statement that ends it, and every statement after it, throw ``SQLiteStoreError``, a commit
+/// hook vetoes any commit while the body runs, and the step fails with that error, naming the
+/// statement, with nothing of it on disk.
 ///
-/// Unlike the file stores, this store takes no lock file: `BEGIN IMMEDIATE` already excludes
-/// writers in other processes, the records are read again inside that transaction, SQLite's
-/// locks die with their process, and a wait past ``busyTimeout`` ends with
-/// ``SQLiteError/isBusy``. A `flock` beside the database would be a second lock with the same
-/// effect.
+/// After every step, `write` and `read`, the connection's settings are compared with those it
+/// was opened with (`query_only`, `locking_mode`, `busy_timeout`, `foreign_keys`,
+/// `recursive_triggers`, the journal and synchronous modes, attached databases, temporary
+/// triggers and more): a connection a body changed is
+/// closed, and the next use opens a fresh one, so no step inherits a mode, a pragma or a lock.
+///
+/// Transactional steps take no lock file: `BEGIN IMMEDIATE` already excludes writers in other
+/// processes, the records are read again inside that transaction, SQLite's locks die with their
+/// process, and a wait past ``busyTimeout`` (30 s by default, like the file stores' lock
+/// timeout) ends with ``SQLiteError/isBusy``. Steps registered with ``TransactionMode/none``
+/// take one; see ``withoutTransaction(_:)``.
 ///
 /// Planning only reads: ``readRecords()`` creates no file, switches no journal mode and leaves
 /// no `-wal` or `-shm` file behind. The first step opens the migrating connection, in WAL mode,
 /// with foreign keys enforced and a busy timeout; a missing file (and its directory) is created,
-/// empty. A file that is not a database is never written to: every call throws an
-/// ``SQLiteError`` with ``SQLiteError/isNotADatabase``.
+/// empty, aside and linked into place. A 0-byte file is refused with
+/// ``SQLiteStoreError/Reason/emptyDatabaseFile``. A file that is not a database is never
+/// written to: every call throws an ``SQLiteError`` with ``SQLiteError/isNotADatabase``.
 ///
 /// Records are kept in the table `store_migrations_levels(manager, level, app_version, baseline)`
 /// and the applied set in `store_migrations_history(manager, version, applied_at,
@@ -64,10 +78,15 @@ public final class SQLiteStore: MigrationStore, @unchecked Sendable {
     /// The database file.
     public let url: URL
     /// How long a statement waits for another connection's lock before failing with
-    /// ``SQLiteError/isBusy``.
+    /// ``SQLiteError/isBusy``: 30 seconds unless told otherwise, as long as the file stores wait
+    /// for their lock file, so that an app and its extension wait for each other's steps alike.
     public let busyTimeout: TimeInterval
     /// When foreign keys are checked during a migration step.
     public let foreignKeyCheck: ForeignKeyCheck
+    /// Whether the store may migrate and write, or only plan and read.
+    public let access: Access
+    /// Run on every connection the store opens for steps, writes and reads; see ``init(url:busyTimeout:foreignKeyCheck:access:configure:)``.
+    private let configure: (@Sendable (Database) throws -> Void)?
 
     // The store is @unchecked Sendable because `connection`, a non-Sendable SQLite connection, is
     // only ever touched with `lock` held, so one thread at a time uses it. The lock is recursive
@@ -75,21 +94,72 @@ public final class SQLiteStore: MigrationStore, @unchecked Sendable {
     // deadlock.
     private let lock = NSRecursiveLock()
     private var connection: Database?
+    /// The settings `connection` had when opened; see ``ConnectionSettings``.
+    private var connectionSettings: ConnectionSettings?
+    /// The statement that reads them, compiled with `connection` (it keeps the connection alive:
+    /// both are dropped together).
+    private var settingsQuery: Statement?
+    /// How many calls are using `connection` (a body may read its store again): settings are
+    /// checked when the outermost returns.
+    private var connectionUses = 0
+    /// Set by ``close()`` called from a body: the connection is closed when the body's step ends.
+    private var closesAfterUse = false
 
     static let levelsTable = "store_migrations_levels"
     static let historyTable = "store_migrations_history"
 
     /// Creates a store for the database at `url`. Nothing is opened until the store is first used.
     ///
+    /// ```swift
+    /// let store = SQLiteStore(url: databaseURL) { db in
+    ///     try db.execute("PRAGMA synchronous = NORMAL")
+    ///     try db.createFunction("normalized_title", argumentCount: 1) { arguments in
+    ///         guard case let .text(title) = arguments[0] else { return .null }
+    ///         return .text(title.lowercased())
+    ///     }
+    /// }
+    /// ```
+    ///
     /// - Parameters:
-    ///   - url: The database file; created with its directory if missing.
+    ///   - url: The database file; created with its directory if missing (a new database is
+    ///     written aside and linked into place, so that no other process ever sees it empty). An
+    ///     existing 0-byte file is refused with ``SQLiteStoreError/Reason/emptyDatabaseFile``.
     ///   - busyTimeout: How long to wait for a lock held by another connection or process.
     ///   - foreignKeyCheck: When foreign keys are checked during a migration step; see
     ///     ``ForeignKeyCheck`` for the trade-off.
-    public init(url: URL, busyTimeout: TimeInterval = 5, foreignKeyCheck: ForeignKeyCheck = .deferred) {
+    ///   - access: ``Access/readOnly`` for a store that plans and reads but never migrates.
+    ///   - configure: Run on every connection the store opens for steps, writes and reads, after
+    ///     the store's own settings: custom SQL functions, collations, pragmas. What it sets is
+    ///     what every step starts from (a step that changes it gets a fresh connection after).
+    public init(
+        url: URL, busyTimeout: TimeInterval = 30, foreignKeyCheck: ForeignKeyCheck = .deferred,
+        access: Access = .readWrite, configure: (@Sendable (Database) throws -> Void)? = nil
+    ) {
         self.url = url
         self.busyTimeout = busyTimeout
         self.foreignKeyCheck = foreignKeyCheck
+        self.access = access
+        self.configure = configure
+    }
+
+    /// Closes the store's connection, releasing its file handles and locks; the next use of the
+    /// store opens a new one. Called from a migration body, it closes the connection when the
+    /// step ends.
+    ///
+    /// ```swift
+    /// try coordinator.run()
+    /// store.close()   // before moving or deleting the database file
+    /// ```
+    public func close() {
+        lock.lock()
+        defer { lock.unlock() }
+        if connectionUses > 0 {
+            closesAfterUse = true
+        } else {
+            connection = nil
+            connectionSettings = nil
+            settingsQuery = nil
+        }
     }
 
     public var description: String { "SQLite database \(url.path)" }
@@ -111,12 +181,15 @@ public final class SQLiteStore: MigrationStore, @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         if let connection { return try reading(connection) { try records(in: connection) } }
-        guard FileManager.default.fileExists(atPath: url.path) else { return [:] }
+        let path = url.path
+        guard FileManager.default.fileExists(atPath: path) else { return [:] }
+        // A 0-byte file is data gone, not a new database: planning says so before any step.
+        try refuseEmptyFile()
         let db: Database
         do {
-            db = try Database(path: url.path, busyTimeout: busyTimeout, mode: .inspecting)
+            db = try Database(path: path, busyTimeout: busyTimeout, mode: .inspecting)
         } catch let error as SQLiteError where error.code == SQLITE_CANTOPEN || error.code == SQLITE_READONLY {
-            db = try Database(path: url.path, busyTimeout: busyTimeout, mode: .readOnly)
+            db = try Database(path: path, busyTimeout: busyTimeout, mode: .readOnly)
         }
         return try reading(db) { try records(in: db) }
     }
@@ -138,7 +211,10 @@ public final class SQLiteStore: MigrationStore, @unchecked Sendable {
                 var records = before
                 // The body gets its own reference: reassigning it cannot swap the store's connection.
                 var content = db
-                let result = try db.denyingTransactionControl { try body(&records, &content) }
+                let result = try db.guardingTransaction(store: description) { try body(&records, &content) }
+                // A body that made the connection read-only must not keep its own step from being
+                // recorded; the connection is reopened after the step anyway (see `withConnection`).
+                if try db.pragmaFlag("query_only") { try db.setPragmaFlag("query_only", false) }
                 // Never record anything outside the transaction that holds the body's changes.
                 guard db.isInTransaction else {
                     throw db.error(
@@ -151,6 +227,53 @@ public final class SQLiteStore: MigrationStore, @unchecked Sendable {
                 if disablesForeignKeys { try db.checkForeignKeys() }
                 return result
             }
+        }
+    }
+
+    /// Runs a migration registered with ``TransactionMode/none`` (`VACUUM`, say): `body` runs
+    /// outside any transaction, holding a `flock` on the file `<database>.migration-lock` beside
+    /// the database for the length of the step, then the records it changed are written in a
+    /// transaction of their own.
+    ///
+    /// ```swift
+    /// library.register("2.1", transaction: .none) { db in try db.execute("VACUUM") }
+    /// ```
+    ///
+    /// Why a lock file: `BEGIN IMMEDIATE`, which excludes other processes' steps otherwise, cannot
+    /// be held around `VACUUM`. The lock file makes two processes running the same `.none` step
+    /// take turns (the second then finds it recorded and skips it). Transactional steps do not
+    /// take it (they need no file beside the database, and `BEGIN IMMEDIATE` excludes them from
+    /// each other): a transactional step of another process may therefore commit between two
+    /// statements of a `.none` body, as the app's own writes may. Each statement of the body is
+    /// its own transaction, and a crash before the records are written runs the body again: at
+    /// least once. Foreign keys are enforced as each statement runs, whatever ``foreignKeyCheck``
+    /// says. The body may run transactions of its own (SQLite runs `VACUUM` as one); one left open
+    /// when it returns is rolled back and fails the step with ``SQLiteStoreError``.
+    public func withoutTransaction<T>(_ body: (inout [String: MigrationRecord], inout Database) throws -> T) throws -> T {
+        if access == .readOnly { throw SQLiteStoreError(.readOnly, store: description) }
+        return try withConnection { db in
+            let held = try FileLock(
+                url: URL(fileURLWithPath: url.path + ".migration-lock"), store: description,
+                timeout: .milliseconds(Int((max(0, busyTimeout) * 1_000).rounded())))
+            defer { held.unlock() }
+            let before = try inWriteTransaction(db) {
+                try upgradeStoreTables(db)
+                return try self.records(in: db)
+            }
+            var changed = before
+            var content = db
+            // No authorizer here: SQLite runs VACUUM as transaction statements of its own, which
+            // it would refuse, and the body's own transactions protect nothing of the store's.
+            let result = try body(&changed, &content)
+            // A transaction the body left open is one the records must not join.
+            guard !db.isInTransaction else {
+                rollBack(db)
+                throw SQLiteStoreError(
+                    .transactionEnded(statement: "BEGIN or SAVEPOINT (left open when the body returned)", sqliteError: nil), store: description)
+            }
+            guard changed != before else { return result }
+            try inWriteTransaction(db) { try write(changed, over: before, in: db) }
+            return result
         }
     }
 
@@ -191,7 +314,7 @@ public final class SQLiteStore: MigrationStore, @unchecked Sendable {
     public func write<T>(_ body: (Database) throws -> T) throws -> T {
         try withConnection { db in
             try inWriteTransaction(db, creatingStoreTables: false) {
-                try db.denyingTransactionControl { try body(db) }
+                try db.guardingTransaction(store: description) { try body(db) }
             }
         }
     }
@@ -203,13 +326,93 @@ public final class SQLiteStore: MigrationStore, @unchecked Sendable {
         defer { lock.unlock() }
         let db = try connection ?? openConnection()
         connection = db
+        connectionUses += 1
+        defer {
+            connectionUses -= 1
+            if connectionUses == 0 { closeIfChanged(db) }
+        }
         return try body(db)
     }
 
+    /// Closes `db` when a body left a setting changed (see ``ConnectionSettings``), so that the
+    /// next use opens a connection with the store's settings, and no lock of the old one stays.
+    private func closeIfChanged(_ db: Database) {
+        guard connection === db else { return }
+        db.installBusyHandler()
+        let settings = settingsQuery.flatMap { try? ConnectionSettings(reading: $0) }
+        if closesAfterUse || db.isInTransaction || settings == nil || settings != connectionSettings {
+            closesAfterUse = false
+            connection = nil
+            connectionSettings = nil
+            settingsQuery = nil
+        }
+    }
+
     private func openConnection() throws -> Database {
-        try FileManager.default.createDirectory(
-            at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
-        return try Database(path: url.path, busyTimeout: busyTimeout)
+        let db: Database
+        if access == .readOnly {
+            db = try openForReading()
+        } else {
+            try FileManager.default.createDirectory(
+                at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+            try createDatabaseIfMissing()
+            db = try Database(path: url.path, busyTimeout: busyTimeout)
+        }
+        try configure?(db)
+        let query = try ConnectionSettings.query(on: db)
+        connectionSettings = try ConnectionSettings(reading: query)
+        settingsQuery = query
+        return db
+    }
+
+    /// A read-only store's connection: refusing writes (`query_only`), switching no journal mode,
+    /// creating nothing.
+    private func openForReading() throws -> Database {
+        try refuseEmptyFile()
+        do {
+            return try Database(path: url.path, busyTimeout: busyTimeout, mode: .inspecting)
+        } catch let error as SQLiteError where error.code == SQLITE_CANTOPEN || error.code == SQLITE_READONLY {
+            return try Database(path: url.path, busyTimeout: busyTimeout, mode: .readOnly)
+        }
+    }
+
+    /// Creates the database when there is no file at `url`: written aside, in WAL mode, and linked
+    /// into place, so that another process never finds the store's path holding an empty file,
+    /// which it refuses (SQLite itself creates the file empty and writes its first page later).
+    /// An existing 0-byte file is refused.
+    ///
+    /// Refusing an empty file, rather than reporting it by the plan: the preferences store refuses
+    /// one too, and the plan would need a diagnostic kind of its own for one store. An empty file
+    /// is data lost (a truncated copy, a failed restore), and migrating it would record every
+    /// level over nothing, hiding the loss for good; a refusal keeps the file as it is and says
+    /// what to do.
+    private func createDatabaseIfMissing() throws {
+        let path = url.path
+        if FileManager.default.fileExists(atPath: path) { return try refuseEmptyFile() }
+        let aside = url.deletingLastPathComponent()
+            .appendingPathComponent(".\(url.lastPathComponent).\(UUID().uuidString).creating").path
+        defer {
+            for suffix in ["", "-wal", "-shm", "-journal"] { unlink(aside + suffix) }
+        }
+        do {
+            // Opening switches it to WAL, which writes its first page; closing checkpoints it.
+            _ = try Database(path: aside, busyTimeout: busyTimeout)
+        }
+        // link, unlike rename, never replaces: a database another process created meanwhile wins.
+        if link(aside, path) != 0, errno != EEXIST {
+            throw SQLiteError(
+                extendedCode: SQLITE_CANTOPEN, message: "cannot create the database: \(String(cString: strerror(errno)))",
+                sql: nil, path: path)
+        }
+    }
+
+    /// Throws ``SQLiteStoreError/Reason/emptyDatabaseFile`` when the file at `url` holds 0 bytes.
+    private func refuseEmptyFile() throws {
+        // stat(2) rather than FileManager's attributes: planning calls it at every launch.
+        var status = stat()
+        if stat(url.path, &status) == 0, status.st_size == 0, status.st_mode & S_IFMT == S_IFREG {
+            throw SQLiteStoreError(.emptyDatabaseFile, store: description)
+        }
     }
 
     /// Runs `body` in a deferred transaction that is rolled back at the end, or in the
@@ -224,6 +427,7 @@ public final class SQLiteStore: MigrationStore, @unchecked Sendable {
     /// Runs `body` in an IMMEDIATE transaction holding the store's tables, committing if it
     /// returns and rolling back if it or the commit throws.
     private func inWriteTransaction<T>(_ db: Database, creatingStoreTables: Bool = true, _ body: () throws -> T) throws -> T {
+        if access == .readOnly { throw SQLiteStoreError(.readOnly, store: description) }
         guard !db.isInTransaction else {
             throw db.error(
                 code: SQLITE_MISUSE,
@@ -277,28 +481,37 @@ public final class SQLiteStore: MigrationStore, @unchecked Sendable {
     /// table the applied set. A table written before records held sets has no `baseline` column:
     /// its level is the baseline then. A level above what the rest gives (an older release
     /// migrated the store) raises the baseline to it.
+    ///
+    /// The queries are compiled straight away, without first asking whether the tables and the
+    /// `baseline` column exist: each question is a statement of its own to compile (the column's
+    /// a table-valued pragma), which cost a launch more than reading the records. Only when a
+    /// query does not compile are they asked, and they decide as before: no levels table, no
+    /// records; no history table, no applied sets; no `baseline` column, the level instead.
     private func records(in db: Database) throws -> [String: MigrationRecord] {
-        guard try db.tableExists(Self.levelsTable) else { return [:] }
-        let baselineColumn = try hasBaselineColumn(db) ? "baseline" : "level"
+        let levelsQuery: RecordQuery
+        if let query = RecordQuery.compiled(Self.levelsQuery(baselineColumn: "baseline"), in: db) {
+            levelsQuery = query
+        } else {
+            guard try db.tableExists(Self.levelsTable) else { return [:] }
+            let baselineColumn = try hasBaselineColumn(db) ? "baseline" : "level"
+            levelsQuery = try RecordQuery.compiling(Self.levelsQuery(baselineColumn: baselineColumn), in: db)
+        }
         var records: [String: MigrationRecord] = [:]
         var levels: [String: Version] = [:]
-        for row in try db.rows("SELECT manager, level, app_version, \(baselineColumn) FROM \(Self.levelsTable)") {
+        try levelsQuery.forEachRow { row in
             let manager: String = try row[0]
             records[manager] = MigrationRecord(
-                baseline: try version(row[3], column: "baseline", of: manager),
-                appVersion: try version(row[2], column: "app_version", of: manager))
-            levels[manager] = try version(row[1], column: "level", of: manager)
+                baseline: try version(row.value(3), column: "baseline", of: manager),
+                appVersion: try version(row.value(2), column: "app_version", of: manager))
+            levels[manager] = try version(row.value(1), column: "level", of: manager)
         }
-        if try db.tableExists(Self.historyTable) {
+        let historyQuery = try RecordQuery.compiled(Self.historyQuery, in: db)
+            ?? (db.tableExists(Self.historyTable) ? RecordQuery.compiling(Self.historyQuery, in: db) : nil)
+        if let historyQuery {
             var applied: [String: [AppliedMigration]] = [:]
-            for row in try db.rows(
-                """
-                SELECT manager, version, (julianday(applied_at) - 2440587.5) * 86400.0, duration_seconds
-                FROM \(Self.historyTable) ORDER BY id
-                """)
-            {
+            try historyQuery.forEachRow { row in
                 let manager: String = try row[0]
-                guard let version = try version(row[1], column: "version in \(Self.historyTable)", of: manager) else { continue }
+                guard let version = try version(row.value(1), column: Self.historyVersionColumn, of: manager) else { return }
                 let seconds: Double? = try row[2]
                 applied[manager, default: []].append(AppliedMigration(
                     version: version, appliedAt: seconds.map(Date.init(timeIntervalSince1970:)), duration: try row[3]))
@@ -313,6 +526,16 @@ public final class SQLiteStore: MigrationStore, @unchecked Sendable {
         }
         return records
     }
+
+    private static func levelsQuery(baselineColumn: String) -> String {
+        "SELECT manager, level, app_version, \(baselineColumn) FROM \(levelsTable)"
+    }
+
+    private static let historyQuery = """
+        SELECT manager, version, (julianday(applied_at) - 2440587.5) * 86400.0, duration_seconds
+        FROM \(historyTable) ORDER BY id
+        """
+    private static let historyVersionColumn = "version in \(historyTable)"
 
     /// Writes what changed between `old` and `new`: each changed manager's row of the levels
     /// table (its `level` too, which older releases read), and its history rows.
@@ -370,7 +593,10 @@ public final class SQLiteStore: MigrationStore, @unchecked Sendable {
         try? db.execute("ROLLBACK")
         // A connection stuck in its transaction would fail every later step: closing it rolls
         // the transaction back, and the next use opens a fresh one.
-        if db.isInTransaction { connection = nil }
+        if db.isInTransaction {
+            connection = nil
+            settingsQuery = nil
+        }
     }
 
     private func version(_ value: DatabaseValue, column: String, of manager: String) throws -> Version? {
@@ -384,6 +610,102 @@ public final class SQLiteStore: MigrationStore, @unchecked Sendable {
         } catch {
             throw MigrationError.unreadableState(
                 manager: manager, store: description, reason: "its \(column) in table \(Self.levelsTable) is \(error)")
+        }
+    }
+}
+
+/// A query of the store's own tables run through SQLite's C API on a connection of the store:
+/// reading records is most of what planning a launch does with the database, and a ``Row`` per
+/// record (its array of values, the statement's column names) cost more than SQLite's own work.
+/// Values convert as ``Row``'s subscripts convert them; a value that does not convert is read
+/// into a ``Row`` after all, which throws the error ``Row`` throws.
+private final class RecordQuery {
+    private let database: Database
+    private let statement: OpaquePointer
+    private let sql: String
+
+    private init(database: Database, statement: OpaquePointer, sql: String) {
+        self.database = database
+        self.statement = statement
+        self.sql = sql
+    }
+
+    /// `sql` compiled, or SQLite's status when it refuses it (a missing table or column, say).
+    private static func compile(_ sql: String, in database: Database) -> Result<RecordQuery, SQLiteError> {
+        var statement: OpaquePointer?
+        let status = sqlite3_prepare_v2(database.handle, sql, -1, &statement, nil)
+        guard status == SQLITE_OK, let statement else {
+            sqlite3_finalize(statement)
+            return .failure(database.error(status, sql: sql))
+        }
+        return .success(RecordQuery(database: database, statement: statement, sql: sql))
+    }
+
+    /// `sql` compiled, or `nil` when SQLite refuses it.
+    static func compiled(_ sql: String, in database: Database) -> RecordQuery? {
+        try? compile(sql, in: database).get()
+    }
+
+    /// `sql` compiled, or the error ``Database`` reports for it.
+    static func compiling(_ sql: String, in database: Database) throws -> RecordQuery {
+        try compile(sql, in: database).get()
+    }
+
+    deinit {
+        sqlite3_finalize(statement)
+    }
+
+    /// Calls `body` with each row, then resets the statement.
+    func forEachRow(_ body: (Cursor) throws -> Void) throws {
+        defer { sqlite3_reset(statement) }
+        while true {
+            let status = sqlite3_step(statement)
+            switch status {
+            case SQLITE_ROW: try body(Cursor(query: self))
+            case SQLITE_DONE: return
+            default: throw database.error(status, sql: sql)
+            }
+        }
+    }
+
+    /// The current row of the query.
+    struct Cursor {
+        let query: RecordQuery
+
+        /// The value in `column` (from 0), as ``Statement`` reads it.
+        func value(_ column: Int32) -> DatabaseValue {
+            let statement = query.statement
+            switch sqlite3_column_type(statement, column) {
+            case SQLITE_INTEGER:
+                return .integer(sqlite3_column_int64(statement, column))
+            case SQLITE_FLOAT:
+                return .real(sqlite3_column_double(statement, column))
+            case SQLITE_TEXT:
+                guard let text = sqlite3_column_text(statement, column) else { return .text("") }
+                let count = Int(sqlite3_column_bytes(statement, column))
+                return .text(String(decoding: UnsafeBufferPointer(start: text, count: count), as: UTF8.self))
+            case SQLITE_BLOB:
+                guard let bytes = sqlite3_column_blob(statement, column) else { return .blob(Data()) }
+                return .blob(Data(bytes: bytes, count: Int(sqlite3_column_bytes(statement, column))))
+            default:
+                return .null
+            }
+        }
+
+        /// The value in `column` converted to `T`, or the error ``Row`` throws when it does not convert.
+        subscript<T: DatabaseValueConvertible>(_ column: Int32) -> T {
+            get throws {
+                if let converted = T.fromDatabaseValue(value(column)) { return converted }
+                return try row()[Int(column)]
+            }
+        }
+
+        /// The whole row, as ``Statement`` would return it.
+        private func row() -> Row {
+            let statement = query.statement
+            let count = sqlite3_column_count(statement)
+            let names = (0..<count).map { String(cString: sqlite3_column_name(statement, $0)) }
+            return Row(values: (0..<count).map(value), layout: Row.Layout(names: names, sql: query.sql, path: query.database.path))
         }
     }
 }

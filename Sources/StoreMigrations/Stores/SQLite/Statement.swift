@@ -23,7 +23,19 @@ public final class Statement {
     private let handle: OpaquePointer
     // Keeps the connection open for as long as the statement lives.
     private let database: Database
-    private var layout: Row.Layout?
+    // The properties read for every row are exempt from Swift's dynamic exclusivity checks,
+    // which cost a row transform of a million rows several percent: a statement is used by one
+    // thread at a time, from its own methods, which never overlap.
+    @exclusivity(unchecked) private var layout: Row.Layout?
+    /// How many times SQLite had recompiled the statement when ``layout`` was read: it recompiles
+    /// it, silently, when the schema changed since it was compiled (a column added or dropped),
+    /// and its columns may then differ.
+    private var layoutPreparation: Int32 = -1
+    /// Whether the statement has started a run (returned a row) since it was last reset or
+    /// finished: SQLite recompiles a statement only as a run starts, and a transaction can end
+    /// only as a statement finishes, so the layout and the transaction guard are checked once per
+    /// run, and rows after the first cost nothing.
+    @exclusivity(unchecked) private var isRunning = false
     private lazy var parameterCount = Int(sqlite3_bind_parameter_count(handle))
 
     init(handle: OpaquePointer, sql: String, database: Database) {
@@ -92,16 +104,24 @@ public final class Statement {
     }
 
     /// Runs the statement one step: returns the next row, or `nil` once it is done.
+    ///
+    /// Inside a migration step, a statement that ends the store's transaction (`INSERT OR
+    /// ROLLBACK`, say) throws ``SQLiteStoreError``, and so does every statement after it: see
+    /// ``SQLiteStoreError/Reason/transactionEnded(statement:sqliteError:)``.
     public func step() throws -> Row? {
+        let wasRunning = isRunning
+        if !wasRunning, let transactionGuard = database.transactionGuard { try transactionGuard.checkOpen() }
         let status = sqlite3_step(handle)
-        switch status {
-        case SQLITE_ROW:
-            return currentRow()
-        case SQLITE_DONE:
-            return nil
-        default:
-            throw database.error(status, sql: sql)
+        if status == SQLITE_ROW {
+            if wasRunning, let layout { return currentRow(layout) }
+            isRunning = true
+            return currentRow(currentLayout(columnCount: sqlite3_column_count(handle)))
         }
+        isRunning = false
+        let error = status == SQLITE_DONE ? nil : database.error(status, sql: sql)
+        try database.transactionGuard?.statementFinished(sql, on: database.handle, error: error)
+        if let error { throw error }
+        return nil
     }
 
     /// Rewinds the statement so that it can run again, keeping its bound arguments. Also
@@ -109,6 +129,7 @@ public final class Statement {
     public func reset() {
         // sqlite3_reset repeats the error of the last step, which step() already threw.
         sqlite3_reset(handle)
+        isRunning = false
     }
 
     /// Binds `arguments` and runs the statement to its end, discarding any rows.
@@ -135,10 +156,8 @@ public final class Statement {
         }
     }
 
-    private func currentRow() -> Row {
-        let count = sqlite3_column_count(handle)
-        let layout = self.layout ?? makeLayout(columnCount: count)
-        self.layout = layout
+    private func currentRow(_ layout: Row.Layout) -> Row {
+        let count = Int32(layout.names.count)
         var values: [DatabaseValue] = []
         values.reserveCapacity(Int(count))
         for column in 0..<count {
@@ -147,9 +166,18 @@ public final class Statement {
         return Row(values: values, layout: layout)
     }
 
-    private func makeLayout(columnCount: Int32) -> Row.Layout {
+    /// The layout of the run that just started: the one read before unless SQLite recompiled the
+    /// statement since (or its column count changed), read again from SQLite otherwise.
+    private func currentLayout(columnCount: Int32) -> Row.Layout {
+        let preparation = sqlite3_stmt_status(handle, SQLITE_STMTSTATUS_REPREPARE, 0)
+        if let layout, preparation == layoutPreparation, layout.names.count == Int(columnCount) {
+            return layout
+        }
         let names = (0..<columnCount).map { String(cString: sqlite3_column_name(handle, $0)) }
-        return Row.Layout(names: names, sql: sql, path: database.path)
+        let layout = Row.Layout(names: names, sql: sql, path: database.path)
+        self.layout = layout
+        layoutPreparation = preparation
+        return layout
     }
 
     private func value(at column: Int32) -> DatabaseValue {
