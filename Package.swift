@@ -8,6 +8,7 @@ let package = Package(
         .library(name: "StoreMigrations", targets: ["StoreMigrations"]),
         .executable(name: "demo", targets: ["Demo"]),
         .executable(name: "benchmarks", targets: ["StoreMigrationsBenchmarks"]),
+        .executable(name: "replica-demo", targets: ["ReplicaDemo"]),
     ],
     targets: [
         // Apple platforms ship SQLite as the `SQLite3` module; elsewhere the system library is
@@ -16,10 +17,19 @@ let package = Package(
             name: "CSQLite",
             providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]
         ),
+        // libpq, for PostgreSQLStore (Debian: libpq-dev; Homebrew: libpq). Linked on Linux and
+        // macOS only, so that Apple's mobile platforms build without it; the store's files are
+        // guarded by `#if canImport(CLibPQ)`.
+        .systemLibrary(
+            name: "CLibPQ",
+            pkgConfig: "libpq",
+            providers: [.apt(["libpq-dev"]), .brew(["libpq"])]
+        ),
         .target(
             name: "StoreMigrations",
             dependencies: [
-                .target(name: "CSQLite", condition: .when(platforms: [.linux, .android, .windows, .openbsd, .wasi]))
+                .target(name: "CSQLite", condition: .when(platforms: [.linux, .android, .windows, .openbsd, .wasi])),
+                .target(name: "CLibPQ", condition: .when(platforms: [.linux, .macOS])),
             ],
             // The architecture page, for people reading the sources.
             exclude: ["README.md"]
@@ -27,13 +37,20 @@ let package = Package(
         .executableTarget(name: "Demo", dependencies: ["StoreMigrations"]),
         .executableTarget(
             name: "StoreMigrationsBenchmarks",
-            dependencies: ["StoreMigrations", .target(name: "CSQLite", condition: .when(platforms: [.linux]))],
+            dependencies: [
+                "StoreMigrations", .target(name: "CSQLite", condition: .when(platforms: [.linux])),
+                .target(name: "CLibPQ", condition: .when(platforms: [.linux, .macOS])),
+            ],
             path: "Benchmarks/StoreMigrationsBenchmarks"
         ),
         // Launched, killed and launched again by the crash and multi-process tests; the test
         // target depends on it so that `swift test` builds it.
         .executableTarget(name: "CrashRunner", dependencies: ["StoreMigrations"]),
-        .testTarget(name: "StoreMigrationsTests", dependencies: ["StoreMigrations", "CrashRunner", "Demo"]),
+        // The replicas of a service that the PostgreSQL tests start together on one database.
+        .executableTarget(name: "ReplicaRunner", dependencies: ["StoreMigrations"]),
+        // `swift run replica-demo`: four replicas of a service migrating one throwaway database.
+        .executableTarget(name: "ReplicaDemo", dependencies: ["StoreMigrations"]),
+        .testTarget(name: "StoreMigrationsTests", dependencies: ["StoreMigrations", "CrashRunner", "ReplicaRunner", "Demo"]),
     ],
     swiftLanguageModes: [.v6]
 )

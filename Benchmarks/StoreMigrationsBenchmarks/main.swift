@@ -66,6 +66,7 @@ if options.wants("preferences") {
 }
 if options.wants("cache") { results += try CacheWorkload(files: options.quick ? 200 : 20_000, timer: slowTimer).run() }
 if options.wants("mapped") { results += try MappedMigrationWorkload(rows: bigRows, timer: slowTimer).run() }
+if options.wants("postgresql") { results += try PostgreSQLWorkload(rows: bigRows, quick: options.quick, timer: slowTimer, launchTimer: makeTimer(options.quick ? 3 : 50)).run() }
 
 print("")
 printTable(results)

@@ -1,0 +1,109 @@
+// PostgreSQLStore exists where libpq is linked: Linux and macOS.
+#if os(Linux) || os(macOS)
+import Foundation
+import StoreMigrations
+
+/// `swift run replica-demo`: starts a throwaway PostgreSQL server, launches four replicas of an
+/// orders service at once (child processes of this program) against one database, and shows
+/// each replica's report: every step applied by exactly one replica, the others waited for it
+/// and found it applied.
+///
+/// ```
+/// swift run replica-demo [--replicas N]
+/// ```
+@main
+struct ReplicaDemo {
+    static func main() {
+        let arguments = Array(CommandLine.arguments.dropFirst())
+        if arguments.first == "replica", arguments.count == 3 {
+            runReplica(connectionString: arguments[1], gate: URL(fileURLWithPath: arguments[2]))
+        }
+        var replicas = 4
+        if arguments.count == 2, arguments[0] == "--replicas", let count = Int(arguments[1]), count > 0 {
+            replicas = count
+        } else if !arguments.isEmpty {
+            FileHandle.standardError.write(Data("usage: replica-demo [--replicas N]\n".utf8))
+            exit(64)
+        }
+        do {
+            try demo(replicas: replicas)
+        } catch {
+            FileHandle.standardError.write(Data("replica-demo: \(error)\n".utf8))
+            exit(1)
+        }
+    }
+
+    static func demo(replicas: Int) throws {
+        print("Starting a throwaway PostgreSQL server…")
+        let server = try ThrowawayServer()
+        defer { server.stop() }
+        try createDatabase("orders", on: server)
+        let connectionString = server.connectionString(database: "orders")
+        print("Server on \(server.folder.path), database orders.\n")
+        print("Launching \(replicas) replicas of the orders service (app version \(OrdersService.appVersion)) at once…\n")
+
+        let gate = server.folder.appendingPathComponent("gate")
+        let executable = Bundle.main.executableURL ?? URL(fileURLWithPath: CommandLine.arguments[0])
+        var children: [(Process, URL)] = []
+        for index in 0..<replicas {
+            let process = Process()
+            process.executableURL = executable
+            process.arguments = ["replica", connectionString, gate.path]
+            let log = server.folder.appendingPathComponent("replica-\(index).out")
+            _ = FileManager.default.createFile(atPath: log.path, contents: nil)
+            let output = try FileHandle(forWritingTo: log)
+            process.standardOutput = output
+            process.standardError = output
+            try process.run()
+            try output.close()
+            children.append((process, log))
+        }
+        try Data().write(to: gate)
+        var appliedBy: [String: [String]] = [:]
+        for (process, log) in children {
+            process.waitUntilExit()
+            let text = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
+            print(text)
+            for line in text.split(separator: "\n") {
+                let fields = line.split(separator: " ")
+                if fields.count > 3, fields[1] == "applied" { appliedBy[String(fields[2]), default: []].append(String(fields[0])) }
+            }
+        }
+        print("Who applied what:")
+        for (step, replicas) in appliedBy.sorted(by: { $0.key < $1.key }) {
+            print("  \(step): \(replicas.joined(separator: ", "))\(replicas.count == 1 ? "" : "  ← more than once!")")
+        }
+        let coordinator = try OrdersService.coordinator(connectionString: connectionString)
+        let plan = try coordinator.plan()
+        print("\nA fifth launch finds the database \(plan.isUpToDate ? "up to date" : "NOT up to date"): \(plan)")
+    }
+
+    static func createDatabase(_ name: String, on server: ThrowawayServer) throws {
+        try server.run("createdb", ["-h", server.folder.path, "-p", String(server.port), "-U", "postgres", name])
+    }
+
+    /// One replica: waits for the gate, migrates, prints its report, exits.
+    static func runReplica(connectionString: String, gate: URL) -> Never {
+        let me = "replica-\(getpid())"
+        do {
+            let coordinator = try OrdersService.coordinator(connectionString: connectionString)
+            while !FileManager.default.fileExists(atPath: gate.path) { usleep(200) }
+            let report = try coordinator.run()
+            var lines = ["\(me): \(report.didRunAnything ? "migrated" : "found everything applied") in \(String(format: "%.2f", report.duration)) s"]
+            for step in report.steps {
+                let seconds = String(format: "%.3f s", step.duration ?? 0)
+                switch step.outcome {
+                case .applied: lines.append("\(me)   applied \(step.step.id) in \(seconds)")
+                case .alreadyApplied: lines.append("\(me)   waited, found \(step.step.id) applied by another replica (\(seconds))")
+                default: lines.append("\(me)   \(step.step.id): \(step.outcome)")
+                }
+            }
+            print(lines.joined(separator: "\n"))
+            exit(0)
+        } catch {
+            print("\(me): failed: \(error)")
+            exit(1)
+        }
+    }
+}
+#endif
