@@ -95,17 +95,29 @@ import Testing
         let database = try PostgreSQLTestDatabase()
         try database.connect().execute("CREATE TABLE big(id bigint PRIMARY KEY, v int); INSERT INTO big SELECT i, 0 FROM generate_series(1, 5000) i")
         let coordinator = MigrationCoordinator(appVersion: "1")
+        // The first row waits for the test to cancel, so that the cancellation lands mid-transform
+        // however slow the machine (a sanitizer build, a loaded CI box).
+        let firstRow = DispatchSemaphore(value: 0), cancelled = DispatchSemaphore(value: 0)
         let started = FractionLog()
         try coordinator.manager("service", store: database.store()).register("1") { db in
             try db.transformRows(in: "big", columns: ["v"], batchSize: 100) { _ in
-                started.append(1)
-                usleep(200)
+                if started.values.isEmpty {
+                    started.append(1)
+                    firstRow.signal()
+                    _ = cancelled.wait(timeout: .now() + 30)
+                }
                 return ["v": 1]
             }
         }
         let task = Task { try await coordinator.run() }
-        while started.values.isEmpty { try await Task.sleep(for: .milliseconds(5)) }
+        await withCheckedContinuation { continuation in
+            DispatchQueue.global().async {
+                firstRow.wait()
+                continuation.resume()
+            }
+        }
         task.cancel()
+        cancelled.signal()
         let result = await task.result
         #expect(throws: (any Error).self) { try result.get() }
         #expect(try database.connect().scalar("SELECT count(*) FROM big WHERE v = 1", as: Int.self) == 0)
