@@ -75,6 +75,8 @@ extension MigrationManager {
         let name = self.name
         let firstLaunch = snapshot.firstLaunch
         let hooks = snapshot.hooks
+        // Decided once per manager rather than by a dynamic cast of the content at every step.
+        let carriesContext = Store.Content.self is any MigrationContextCarrier.Type
         return ManagerDefinition(
             name: name, storeDescription: store.description, identity: store.identity,
             isRebuildable: store.isRebuildable, versions: versions, dependencies: dependencies,
@@ -97,7 +99,8 @@ extension MigrationManager {
                 switch request {
                 case let .migrate(position, context):
                     return try StepExecutor.migrate(
-                        versions[position], of: name, in: store, context: context, transaction: transactions[position]
+                        versions[position], of: name, in: store, context: carriesContext ? context : nil,
+                        transaction: transactions[position]
                     ) { content in
                         try bodies[position].run(&content, context)
                     }
