@@ -182,9 +182,13 @@ public final class SQLiteStore: MigrationStore, @unchecked Sendable {
         defer { lock.unlock() }
         if let connection { return try reading(connection) { try records(in: connection) } }
         let path = url.path
-        guard FileManager.default.fileExists(atPath: path) else { return [:] }
-        // A 0-byte file is data gone, not a new database: planning says so before any step.
-        try refuseEmptyFile()
+        // One stat for both questions a launch asks: is there a database, and is it 0 bytes
+        // (data gone, not a new database: planning says so before any step)?
+        var status = stat()
+        guard stat(path, &status) == 0 else { return [:] }
+        if status.st_size == 0, status.st_mode & S_IFMT == S_IFREG {
+            throw SQLiteStoreError(.emptyDatabaseFile, store: description)
+        }
         let db: Database
         do {
             db = try Database(path: path, busyTimeout: busyTimeout, mode: .inspecting)
