@@ -35,11 +35,14 @@ let package = Package(
             exclude: ["README.md"]
         ),
         .executableTarget(name: "Demo", dependencies: ["StoreMigrations"]),
+        // A PostgreSQL server started for one run (initdb into a folder under /tmp, pg_ctl), shared
+        // by the tests, the replica demo and the benchmarks; not a product.
+        .target(name: "ThrowawayPostgreSQL"),
         .executableTarget(
             name: "StoreMigrationsBenchmarks",
             dependencies: [
                 "StoreMigrations", .target(name: "CSQLite", condition: .when(platforms: [.linux])),
-                .target(name: "CLibPQ", condition: .when(platforms: [.linux, .macOS])),
+                .target(name: "CLibPQ", condition: .when(platforms: [.linux, .macOS])), "ThrowawayPostgreSQL",
             ],
             path: "Benchmarks/StoreMigrationsBenchmarks"
         ),
@@ -49,8 +52,10 @@ let package = Package(
         // The replicas of a service that the PostgreSQL tests start together on one database.
         .executableTarget(name: "ReplicaRunner", dependencies: ["StoreMigrations"]),
         // `swift run replica-demo`: four replicas of a service migrating one throwaway database.
-        .executableTarget(name: "ReplicaDemo", dependencies: ["StoreMigrations"]),
-        .testTarget(name: "StoreMigrationsTests", dependencies: ["StoreMigrations", "CrashRunner", "ReplicaRunner", "Demo"]),
+        .executableTarget(name: "ReplicaDemo", dependencies: ["StoreMigrations", "ThrowawayPostgreSQL"]),
+        .testTarget(
+            name: "StoreMigrationsTests",
+            dependencies: ["StoreMigrations", "CrashRunner", "ReplicaRunner", "Demo", "ThrowawayPostgreSQL"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -2,34 +2,64 @@ import Foundation
 import StoreMigrations
 #if canImport(CLibPQ)
 import CLibPQ
+import ThrowawayPostgreSQL
 #endif
 
 /// `PostgreSQLStore` against raw libpq doing the same work, on a throwaway server this workload
-/// starts (initdb into a temporary folder, a Unix socket, run as `postgres` when root):
-/// - 1,000 no-op steps, each its own transaction with the advisory lock, the records read
-///   after it and written back, against a raw loop of the same statements;
-/// - an up-to-date launch with 100 applied migrations (`run()` from a new coordinator, which
-///   connects and reads the records) against connecting and reading the level by hand;
-/// - a row transform of every row of a table (keyset batches of 1,000, one prepared `UPDATE`
-///   per row) against a raw libpq loop of the same batches and updates.
+/// starts (Unix socket, durability and autovacuum off; see ``ThrowawayPostgreSQLServer``). Its
+/// parts, each with a name of its own for `--only`:
+/// - `postgresql-steps`: 1,000 no-op steps, each its own transaction with the advisory lock,
+///   the records read after it and written back, against a raw loop of the same statements;
+/// - `postgresql-launch`: an up-to-date launch with 100 applied migrations (`run()` from a new
+///   coordinator, which connects and reads the records) against connecting and reading the
+///   level by hand;
+/// - `postgresql-replicas`: the same launch by 8 replicas at once (8 threads of this process,
+///   each with its own coordinator and connection) against 8 threads each connecting and
+///   reading the level by hand;
+/// - `postgresql-transform`: a row transform of every row of a table (1,000,000 at full size;
+///   keyset batches of 1,000, one prepared `UPDATE` per row) against a raw libpq loop of the
+///   same batches and updates, each side in a new session; timed, and its CPU time counted
+///   (this process and the session's server process, from `/proc`, on Linux).
 struct PostgreSQLWorkload {
+    static let parts = ["postgresql-steps", "postgresql-launch", "postgresql-replicas", "postgresql-transform"]
+
+    let parts: Set<String>
     let rows: Int
     let steps: Int
+    let replicas = 8
     let timer: Timer
     let launchTimer: Timer
+    /// More runs than the other parts at full size: a transform takes half a minute, long
+    /// enough for the machine's other work to come and go within one side's run.
+    let transformTimer: Timer
 
-    init(rows: Int, quick: Bool, timer: Timer, launchTimer: Timer) {
+    init(parts: Set<String>, rows: Int, quick: Bool, timer: Timer, launchTimer: Timer, transformTimer: Timer) {
+        self.parts = parts
         self.rows = rows
         steps = quick ? 50 : 1_000
         self.timer = timer
         self.launchTimer = launchTimer
+        self.transformTimer = transformTimer
     }
 
     func run() throws -> [Measurement] {
         #if canImport(CLibPQ)
-        let server = try BenchmarkServer()
+        // Autovacuum off: the transform's runs each leave a table's worth of dead rows, which
+        // each side's preparation vacuums outside the timing, rather than autovacuum in the
+        // middle of one side's run.
+        let server = try ThrowawayPostgreSQLServer(.init(folderPrefix: "sm-bench-pg", settings: ["autovacuum=off"]))
         defer { server.stop() }
-        return [try noOpSteps(server), try upToDateLaunch(server), try rowTransform(server)]
+        let connection = server.connectionString(database: "postgres")
+        var results: [Measurement] = []
+        if parts.contains("postgresql-steps") { results.append(try noOpSteps(connection)) }
+        if parts.contains("postgresql-launch") || parts.contains("postgresql-replicas") {
+            let first = try Self.launchCoordinator(connection).run()
+            precondition(first.steps.count == 100)
+            if parts.contains("postgresql-launch") { results.append(try upToDateLaunch(connection)) }
+            if parts.contains("postgresql-replicas") { results.append(try replicasStartup(connection)) }
+        }
+        if parts.contains("postgresql-transform") { results += try rowTransform(connection) }
+        return results
         #else
         return []
         #endif
@@ -38,10 +68,9 @@ struct PostgreSQLWorkload {
 
 #if canImport(CLibPQ)
 extension PostgreSQLWorkload {
-    private func noOpSteps(_ server: BenchmarkServer) throws -> Measurement {
-        let connection = server.connectionString
+    private func noOpSteps(_ connection: String) throws -> Measurement {
         var run = 0
-        let raw = try RawPQ(connection)
+        let raw = try RawLibPQ(connection)
         let key = try PostgreSQLStore(connection).lockKey
         let (library, baseline) = try timer.compare(
             prepareLibrary: { run += 1 },
@@ -76,47 +105,77 @@ extension PostgreSQLWorkload {
             runs: timer.runs, libraryMedian: library.median, baselineMedian: baseline.median, target: "(reported)")
     }
 
-    private func upToDateLaunch(_ server: BenchmarkServer) throws -> Measurement {
-        let connection = server.connectionString
-        func coordinator() throws -> MigrationCoordinator {
-            let coordinator = MigrationCoordinator(appVersion: 100)
-            let manager = try coordinator.manager("service", store: PostgreSQLStore(connection, schema: "launch"))
-            for version in 1...100 { manager.register(Version(version)) { _ in } }
-            return coordinator
-        }
-        let first = try coordinator().run()
-        precondition(first.steps.count == 100)
-        var level: String?
+    /// The service of the launch measurements: 100 migrations in schema `launch`.
+    private static func launchCoordinator(_ connection: String) throws -> MigrationCoordinator {
+        let coordinator = MigrationCoordinator(appVersion: 100)
+        let manager = try coordinator.manager("service", store: PostgreSQLStore(connection, schema: "launch"))
+        for version in 1...100 { manager.register(Version(version)) { _ in } }
+        return coordinator
+    }
+
+    /// What a replica of the launch's service checks at startup, in the library's way.
+    private static func launchFindingNothingToDo(_ connection: String) throws {
+        let report = try launchCoordinator(connection).run()
+        precondition(report.steps.isEmpty)
+    }
+
+    /// The baseline's launch: connect and read the level.
+    private static func readLevelByHand(_ connection: String) throws {
+        let level = try RawLibPQ(connection).rows("SELECT level FROM launch.store_migrations_levels WHERE manager = 'service'")
+        precondition(level.first?.first == "100", "level read by hand: \(level)")
+    }
+
+    private func upToDateLaunch(_ connection: String) throws -> Measurement {
         let (library, baseline) = try launchTimer.compare(
-            library: {
-                let report = try coordinator().run()
-                precondition(report.steps.isEmpty)
-            },
-            baseline: {
-                let raw = try RawPQ(connection)
-                level = try raw.rows("SELECT level FROM launch.store_migrations_levels WHERE manager = 'service'").first?.first ?? nil
-            })
-        precondition(level == "100", "level read by hand: \(level ?? "none")")
+            library: { try Self.launchFindingNothingToDo(connection) },
+            baseline: { try Self.readLevelByHand(connection) })
         return Measurement(
             workload: "PostgreSQL: up-to-date launch (100 applied)", metric: "run() from a new coordinator vs connecting and reading the level",
             runs: launchTimer.runs, libraryMedian: library.median, baselineMedian: baseline.median, target: "≤ 1.5×")
     }
 
-    private func rowTransform(_ server: BenchmarkServer) throws -> Measurement {
-        let connection = server.connectionString
-        let raw = try RawPQ(connection)
+    private func replicasStartup(_ connection: String) throws -> Measurement {
+        let threads = ReplicaThreads(count: replicas)
+        defer { threads.stop() }
+        let (library, baseline) = try launchTimer.compare(
+            library: { try threads.run { _ in try Self.launchFindingNothingToDo(connection) } },
+            baseline: { try threads.run { _ in try Self.readLevelByHand(connection) } })
+        return Measurement(
+            workload: "PostgreSQL: \(replicas) replicas' up-to-date launch (100 applied)",
+            metric: "\(replicas) threads, each run() from a new coordinator, vs each connecting and reading the level",
+            runs: launchTimer.runs, libraryMedian: library.median, baselineMedian: baseline.median, target: "≤ 1.5× (as one launch)")
+    }
+
+    /// The transform's time, and its CPU time (this process and the server process serving the
+    /// side's connection), which other work on the machine inflates less than the time.
+    private func rowTransform(_ connection: String) throws -> [Measurement] {
+        let raw = try RawLibPQ(connection)
         try raw.execute("""
             CREATE TABLE big(id bigint PRIMARY KEY, name text NOT NULL, tag text);
             INSERT INTO big SELECT i, md5(i::text), NULL FROM generate_series(1, \(rows)) AS i
             """)
-        try raw.execute("VACUUM ANALYZE big")
+        // Each side starts from the same table: the previous run's dead rows vacuumed and its
+        // dirty pages written, outside the timing.
+        func settle() throws {
+            try raw.execute("VACUUM ANALYZE big")
+            try raw.execute("CHECKPOINT")
+        }
         var run = 0
-        let (library, baseline) = try timer.compare(
-            prepareLibrary: { run += 1 },
+        var libraryCPU: [Double] = [], baselineCPU: [Double] = []
+        let (library, baseline) = try transformTimer.compare(
+            prepareLibrary: {
+                run += 1
+                try settle()
+            },
             library: {
+                let clientBefore = CPUTime.seconds(ofProcess: getpid())
                 let coordinator = MigrationCoordinator(appVersion: 1)
-                let tag = "library-\(run)"
-                try coordinator.manager("transform-\(run)", store: PostgreSQLStore(connection, schema: "transform"))
+                // Tags of one length on both sides: a longer row version than the one it
+                // replaces fits its page less often, and an update that moves to another page
+                // costs an index entry too.
+                let tag = String(format: "lib-%03d", run)
+                let store = try PostgreSQLStore(connection, schema: "transform")
+                try coordinator.manager("transform-\(run)", store: store)
                     .register(1) { db in
                         let written = try db.transformRows(in: "big", columns: ["name", "tag"]) { row in
                             let name: String = try row[1]
@@ -126,156 +185,83 @@ extension PostgreSQLWorkload {
                     }
                 let report = try coordinator.run()
                 precondition(report.succeeded)
+                // The store's connection is still open, its server process alive: all of that
+                // process's CPU time went to this run (connecting, the records, the step).
+                let serverProcess = try store.read { $0.serverProcessID }
+                libraryCPU.append(CPUTime.seconds(ofProcess: getpid()) - clientBefore + CPUTime.seconds(ofProcess: serverProcess))
             },
-            prepareBaseline: { run += 1 },
+            prepareBaseline: {
+                run += 1
+                try settle()
+            },
             baseline: {
-                let tag = "raw-\(run)"
-                try raw.execute("BEGIN")
-                try raw.prepare("first", "SELECT id, name, tag FROM big ORDER BY id LIMIT 1000")
-                try raw.prepare("next", "SELECT id, name, tag FROM big WHERE id > $1 ORDER BY id LIMIT 1000")
-                try raw.prepare("update", "UPDATE big SET name = $1, tag = $2 WHERE id = $3")
+                // A session of its own, as the library's run has: a new server process, whose
+                // CPU time all goes to this run.
+                let clientBefore = CPUTime.seconds(ofProcess: getpid())
+                let session = try RawLibPQ(connection)
+                defer {
+                    baselineCPU.append(
+                        CPUTime.seconds(ofProcess: getpid()) - clientBefore + CPUTime.seconds(ofProcess: PQbackendPID(session.handle)))
+                }
+                let tag = String(format: "raw-%03d", run)
+                try session.execute("BEGIN")
+                try session.prepare("first", "SELECT id, name, tag FROM big ORDER BY id LIMIT 1000")
+                try session.prepare("next", "SELECT id, name, tag FROM big WHERE id > $1 ORDER BY id LIMIT 1000")
+                try session.prepare("update", "UPDATE big SET name = $1, tag = $2 WHERE id = $3")
                 var last: String?
                 var written = 0
                 repeat {
-                    let batch = try raw.executePrepared(last == nil ? "first" : "next", last.map { [$0] } ?? [])
+                    let batch = try session.executePrepared(last == nil ? "first" : "next", last.map { [$0] } ?? [])
                     defer { PQclear(batch) }
                     let count = PQntuples(batch)
                     for row in 0..<count {
                         let id = String(cString: PQgetvalue(batch, row, 0))
                         let name = String(cString: PQgetvalue(batch, row, 1))
-                        PQclear(try raw.executePrepared("update", [name, tag + name.prefix(4), id]))
+                        PQclear(try session.executePrepared("update", [name, tag + name.prefix(4), id]))
                         written += 1
                     }
                     last = count == 1_000 ? String(cString: PQgetvalue(batch, count - 1, 0)) : nil
                 } while last != nil
                 precondition(written == rows)
-                try raw.execute("COMMIT; DEALLOCATE ALL")
+                try session.execute("COMMIT")
             })
-        return Measurement(
+        let tagged = try raw.rows("SELECT count(*) FROM big WHERE tag LIKE 'raw-%'")
+        precondition(tagged.first?.first == String(rows), "rows tagged by the last run: \(tagged)")
+        var results = [Measurement(
             workload: "PostgreSQL: transform \(rows) rows", metric: "transformRows vs a raw libpq keyset loop with a prepared UPDATE",
-            runs: timer.runs, libraryMedian: library.median, baselineMedian: baseline.median, target: "≤ 1.10×")
+            runs: transformTimer.runs, libraryMedian: library.median, baselineMedian: baseline.median, target: "≤ 1.10×")]
+        if CPUTime.isAvailable {
+            results.append(Measurement(
+                workload: "PostgreSQL: transform \(rows) rows", metric: "CPU time: this process + the connection's server process",
+                runs: transformTimer.runs, libraryMedian: CPUTime.median(libraryCPU), baselineMedian: CPUTime.median(baselineCPU),
+                target: "(reported)"))
+        }
+        return results
     }
 }
 
-/// A raw libpq connection: what the baselines use.
-private final class RawPQ {
-    let handle: OpaquePointer
+/// CPU time (user and system) of a process, from Linux's `/proc/<pid>/stat`; the server's
+/// processes run as another user, whose `stat` files are readable all the same.
+private enum CPUTime {
+    static let isAvailable = FileManager.default.fileExists(atPath: "/proc/self/stat")
+    private static let ticksPerSecond = Double(sysconf(Int32(_SC_CLK_TCK)))
 
-    init(_ connectionString: String) throws {
-        guard let handle = PQconnectdb(connectionString), PQstatus(handle) == CONNECTION_OK else {
-            throw BenchmarkFailure("could not connect: \(connectionString)")
-        }
-        self.handle = handle
+    /// The seconds `pid` has run so far, 0 where `/proc` is missing.
+    static func seconds(ofProcess pid: Int32) -> Double {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+            let nameEnd = stat.lastIndex(of: ")")
+        else { return 0 }
+        // After the command name (in parentheses, and free to hold spaces): the state (field 3),
+        // then on to utime and stime (fields 14 and 15).
+        let fields = stat[stat.index(after: nameEnd)...].split(separator: " ")
+        guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { return 0 }
+        return (user + system) / ticksPerSecond
     }
 
-    deinit { PQfinish(handle) }
-
-    func execute(_ sql: String) throws {
-        let result = PQexec(handle, sql)
-        defer { PQclear(result) }
-        let status = PQresultStatus(result)
-        guard status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK else {
-            throw BenchmarkFailure("\(sql): \(String(cString: PQerrorMessage(handle)))")
-        }
+    /// The median of the runs after the first, which warms up (as the timings do).
+    static func median(_ samples: [Double]) -> Double {
+        let timed = samples.count > 1 ? samples.dropFirst().sorted() : samples
+        return timed[timed.count / 2]
     }
-
-    /// The rows of the last statement of `sql`, as text.
-    func rows(_ sql: String) throws -> [[String?]] {
-        let result = PQexec(handle, sql)
-        defer { PQclear(result) }
-        guard PQresultStatus(result) == PGRES_TUPLES_OK else { throw BenchmarkFailure("\(sql): \(String(cString: PQerrorMessage(handle)))") }
-        return (0..<PQntuples(result)).map { row in
-            (0..<PQnfields(result)).map { column in
-                PQgetisnull(result, row, column) == 1 ? nil : String(cString: PQgetvalue(result, row, column))
-            }
-        }
-    }
-
-    func prepare(_ name: String, _ sql: String) throws {
-        let result = PQprepare(handle, name, sql, 0, nil)
-        defer { PQclear(result) }
-        guard PQresultStatus(result) == PGRES_COMMAND_OK else { throw BenchmarkFailure("\(sql): \(String(cString: PQerrorMessage(handle)))") }
-    }
-
-    /// The result, for the caller to clear.
-    func executePrepared(_ name: String, _ parameters: [String]) throws -> OpaquePointer? {
-        let copies = parameters.map { strdup($0) }
-        defer { copies.forEach { free($0) } }
-        let values = copies.map { UnsafePointer($0) }
-        let result = values.withUnsafeBufferPointer { PQexecPrepared(handle, name, Int32(parameters.count), $0.baseAddress, nil, nil, 0) }
-        let status = PQresultStatus(result)
-        guard status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK else {
-            PQclear(result)
-            throw BenchmarkFailure("\(name): \(String(cString: PQerrorMessage(handle)))")
-        }
-        return result
-    }
-}
-
-/// A throwaway server: initdb into a temporary folder, a Unix socket, fsync off.
-private final class BenchmarkServer {
-    let folder: URL
-    private let binaries: String
-    private let serverUser: String?
-
-    var connectionString: String { "host=\(folder.path) port=5432 user=postgres dbname=postgres" }
-
-    init() throws {
-        let versions = (try? FileManager.default.contentsOfDirectory(atPath: "/usr/lib/postgresql")) ?? []
-        let candidates = [ProcessInfo.processInfo.environment["PG_BIN"]].compactMap { $0 }
-            + versions.sorted { (Int($0) ?? 0) > (Int($1) ?? 0) }.map { "/usr/lib/postgresql/\($0)/bin" }
-            + ["/opt/homebrew/bin", "/usr/local/bin"]
-        guard let found = candidates.first(where: { FileManager.default.isExecutableFile(atPath: $0 + "/initdb") }) else {
-            throw BenchmarkFailure("no PostgreSQL server binaries: install postgresql, or set PG_BIN")
-        }
-        binaries = found
-        serverUser = geteuid() == 0 ? "postgres" : nil
-        folder = URL(fileURLWithPath: "/tmp").appendingPathComponent("sm-bench-pg-\(UUID().uuidString.prefix(8))")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        if let serverUser, let account = getpwnam(serverUser) {
-            chown(folder.path, account.pointee.pw_uid, account.pointee.pw_gid)
-        }
-        let data = folder.appendingPathComponent("data").path
-        try run("initdb", ["-D", data, "-U", "postgres", "-A", "trust", "-E", "UTF8", "--no-sync", "--locale=C"])
-        try run("pg_ctl", [
-            "-D", data, "-l", folder.appendingPathComponent("server.log").path, "-w",
-            "-o", "-k \(folder.path) -p 5432 -c listen_addresses= -c fsync=off -c synchronous_commit=off", "start",
-        ])
-    }
-
-    func stop() {
-        try? run("pg_ctl", ["-D", folder.appendingPathComponent("data").path, "-m", "immediate", "-w", "stop"])
-        try? FileManager.default.removeItem(at: folder)
-    }
-
-    /// Spawned and reaped by hand: the server `pg_ctl start` leaves running inherits what
-    /// `Process` watches for its child's end.
-    private func run(_ tool: String, _ arguments: [String]) throws {
-        let executable = binaries + "/" + tool
-        let argv = (serverUser.map { ["/usr/sbin/runuser", "-u", $0, "--", executable] } ?? [executable]) + arguments
-        let log = folder.appendingPathComponent("\(tool).out").path
-        #if canImport(Darwin)
-        var actions: posix_spawn_file_actions_t?
-        #else
-        var actions = posix_spawn_file_actions_t()
-        #endif
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, log, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
-        posix_spawn_file_actions_adddup2(&actions, 1, 2)
-        let cArguments = argv.map { strdup($0) } + [nil]
-        defer { cArguments.forEach { free($0) } }
-        var pid: pid_t = 0
-        guard posix_spawn(&pid, argv[0], &actions, nil, cArguments, environ) == 0 else { throw BenchmarkFailure("could not start \(tool)") }
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
-        guard status == 0 else { throw BenchmarkFailure("\(tool) failed: \((try? String(contentsOfFile: log, encoding: .utf8)) ?? "")") }
-    }
-}
-
-private struct BenchmarkFailure: Error, CustomStringConvertible {
-    let description: String
-    init(_ description: String) { self.description = description }
 }
 #endif

@@ -66,7 +66,14 @@ if options.wants("preferences") {
 }
 if options.wants("cache") { results += try CacheWorkload(files: options.quick ? 200 : 20_000, timer: slowTimer).run() }
 if options.wants("mapped") { results += try MappedMigrationWorkload(rows: bigRows, timer: slowTimer).run() }
-if options.wants("postgresql") { results += try PostgreSQLWorkload(rows: bigRows, quick: options.quick, timer: slowTimer, launchTimer: makeTimer(options.quick ? 3 : 50)).run() }
+// Its parts one by one (`--only postgresql-transform`) or all (`--only postgresql`).
+let postgreSQLParts = Set(PostgreSQLWorkload.parts.filter(options.wants))
+if !postgreSQLParts.isEmpty {
+    results += try PostgreSQLWorkload(
+        parts: postgreSQLParts, rows: bigRows, quick: options.quick, timer: slowTimer, launchTimer: makeTimer(options.quick ? 3 : 50),
+        transformTimer: makeTimer(options.quick ? 1 : 5)
+    ).run()
+}
 
 print("")
 printTable(results)

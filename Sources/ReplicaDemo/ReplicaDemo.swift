@@ -2,6 +2,7 @@
 #if os(Linux) || os(macOS)
 import Foundation
 import StoreMigrations
+import ThrowawayPostgreSQL
 
 /// `swift run replica-demo`: starts a throwaway PostgreSQL server, launches four replicas of an
 /// orders service at once (child processes of this program) against one database, and shows
@@ -35,9 +36,9 @@ struct ReplicaDemo {
 
     static func demo(replicas: Int) throws {
         print("Starting a throwaway PostgreSQL server…")
-        let server = try ThrowawayServer()
+        let server = try ThrowawayPostgreSQLServer(.init(folderPrefix: "replica-demo"))
         defer { server.stop() }
-        try createDatabase("orders", on: server)
+        try server.createDatabase("orders")
         let connectionString = server.connectionString(database: "orders")
         print("Server on \(server.folder.path), database orders.\n")
         print("Launching \(replicas) replicas of the orders service (app version \(OrdersService.appVersion)) at once…\n")
@@ -76,10 +77,6 @@ struct ReplicaDemo {
         let coordinator = try OrdersService.coordinator(connectionString: connectionString)
         let plan = try coordinator.plan()
         print("\nA fifth launch finds the database \(plan.isUpToDate ? "up to date" : "NOT up to date"): \(plan)")
-    }
-
-    static func createDatabase(_ name: String, on server: ThrowawayServer) throws {
-        try server.run("createdb", ["-h", server.folder.path, "-p", String(server.port), "-U", "postgres", name])
     }
 
     /// One replica: waits for the gate, migrates, prints its report, exits.

@@ -191,7 +191,7 @@ import Glibc
             service.register("2") { db in
                 calls.hit("2")
                 try db.execute("ALTER TABLE t ADD COLUMN two int")
-                if calls["2"] == 1 { try db.execute("SELECT pg_sleep(20)") }
+                if calls["2"] == 1 { try db.execute("SELECT pg_sleep(60)") }
             }
             service.register("3") { db in try db.execute("ALTER TABLE t ADD COLUMN three int") }
             return coordinator
@@ -199,7 +199,9 @@ import Glibc
         let first = try coordinator()
         let running = Task.detached { try first.run() }
         let admin = try database.connect()
-        let deadline = ContinuousClock.now + .seconds(20)
+        // Generous: on a loaded machine step 1 and the lock can take long; the sleep below is
+        // what the test is about, and it is 60 s too.
+        let deadline = ContinuousClock.now + .seconds(60)
         while try admin.scalar("SELECT count(*) FROM pg_stat_activity WHERE query LIKE 'SELECT pg_sleep%'", as: Int.self) == 0 {
             try #require(ContinuousClock.now < deadline, "step 2 never reached its sleep")
             usleep(5_000)

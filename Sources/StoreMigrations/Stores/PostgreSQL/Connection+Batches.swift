@@ -50,20 +50,31 @@ extension PostgreSQLConnection {
                 + " WHERE \(quotedKey) = $\(written.count + 1)")
         var lastKey: PostgreSQLValue?
         var visited = 0, changed = 0
+        // The update's parameters, one array reused for every row: the written columns as read,
+        // each replaced by the value the transform returns for it, then the key.
+        var parameters: [PostgreSQLValue] = []
+        parameters.reserveCapacity(written.count + 1)
         while true {
             try context?.checkCancellation()
             let batch = try lastKey.map { try next.query([$0]) } ?? first.query()
             for row in batch {
-                guard let values = try transform(row) else { continue }
-                if let unknown = values.keys.first(where: { !written.contains($0) }) {
-                    throw misuse(
-                        "transformRows on \(table) returned column \(unknown), which is not among the columns it may write ("
-                            + written.joined(separator: ", ") + ")")
+                guard let values = try transform(row), !values.isEmpty else { continue }
+                parameters.removeAll(keepingCapacity: true)
+                parameters.append(contentsOf: row.values.dropFirst())
+                for (column, value) in values {
+                    // A linear search: a transform writes a few columns, and comparing a few
+                    // short strings costs less than hashing them.
+                    guard let index = written.firstIndex(of: column) else {
+                        throw misuse(
+                            "transformRows on \(table) returned column \(column), which is not among the columns it may write ("
+                                + written.joined(separator: ", ") + ")")
+                    }
+                    parameters[index] = value
                 }
-                guard !values.isEmpty, let update else { continue }
-                var parameters = written.enumerated().map { values[$1] ?? row.values[$0 + 1] }
                 parameters.append(row.values[0])
-                try update.execute(parameters)
+                // `update` exists whenever there is a column to write, and so whenever the loop
+                // above accepted the transform's values.
+                try update?.execute(parameters)
                 changed += 1
             }
             visited += batch.count

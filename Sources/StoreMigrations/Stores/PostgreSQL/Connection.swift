@@ -260,26 +260,36 @@ public final class PostgreSQLConnection {
     }
 
     /// Calls `body` with `parameters` laid out as libpq wants them: a count, type OIDs and
-    /// NUL-terminated texts (`nil` for `NULL`).
+    /// NUL-terminated texts (`nil` for `NULL`). The texts are written one after the other into
+    /// one temporary buffer, and the two arrays are temporary too (on the stack when small): a row
+    /// transform passes parameters for every row, and a `String`, a `strdup` and three arrays
+    /// per call cost more instructions than libpq's `PQexecPrepared` itself.
     func withParameters<R>(
         _ parameters: [PostgreSQLValue],
         _ body: (Int32, UnsafePointer<Oid>?, UnsafePointer<UnsafePointer<CChar>?>?) throws -> R
     ) throws -> R {
         if parameters.isEmpty { return try body(0, nil, nil) }
-        let texts: [UnsafeMutablePointer<CChar>?] = parameters.map { $0.textFormat.flatMap { strdup($0) } }
-        defer { texts.forEach { free($0) } }
-        let types = parameters.map(\.parameterType)
-        let values = texts.map { UnsafePointer($0) }
-        return try types.withUnsafeBufferPointer { types in
-            try values.withUnsafeBufferPointer { values in
-                try body(Int32(parameters.count), types.baseAddress, values.baseAddress)
+        var capacity = 0
+        for parameter in parameters { capacity += parameter.textCapacity }
+        return try withUnsafeTemporaryAllocation(of: CChar.self, capacity: max(capacity, 1)) { texts in
+            try withUnsafeTemporaryAllocation(of: UnsafePointer<CChar>?.self, capacity: parameters.count) { values in
+                try withUnsafeTemporaryAllocation(of: Oid.self, capacity: parameters.count) { types in
+                    var next = texts.baseAddress!
+                    for (index, parameter) in parameters.enumerated() {
+                        types[index] = parameter.parameterType
+                        values[index] = parameter.writeText(to: &next)
+                    }
+                    return try body(Int32(parameters.count), UnsafePointer(types.baseAddress), UnsafePointer(values.baseAddress))
+                }
             }
         }
     }
 
+    /// The row count of an `INSERT`, `UPDATE`, `DELETE` or `COPY` result, 0 for other statements;
+    /// read in place, without a `String` per statement.
     static func affectedRows(_ result: OpaquePointer) -> Int {
         guard let text = PQcmdTuples(result) else { return 0 }
-        return Int(String(cString: text)) ?? 0
+        return Int(strtoll(text, nil, 10))
     }
 
     static func trimmed(_ message: String) -> String {

@@ -14,11 +14,11 @@ import Foundation
 public struct PostgreSQLRow: Sendable, Hashable, CustomStringConvertible {
     /// The row's values, in column order.
     public let values: [PostgreSQLValue]
-    let layout: Layout
+    @usableFromInline let layout: Layout
 
     /// The column names and the statement a row came from, shared by the rows of one result.
-    final class Layout: Sendable, Hashable {
-        let names: [String]
+    @usableFromInline final class Layout: Sendable, Hashable {
+        @usableFromInline let names: [String]
         let sql: String
         let store: String
 
@@ -28,10 +28,11 @@ public struct PostgreSQLRow: Sendable, Hashable, CustomStringConvertible {
             self.store = store
         }
 
-        static func == (lhs: Layout, rhs: Layout) -> Bool { lhs.names == rhs.names }
-        func hash(into hasher: inout Hasher) { hasher.combine(names) }
+        // Usable from inlinable code, as the compiler requires of the conformances of such a class.
+        @usableFromInline static func == (lhs: Layout, rhs: Layout) -> Bool { lhs.names == rhs.names }
+        @usableFromInline func hash(into hasher: inout Hasher) { hasher.combine(names) }
 
-        func index(of name: String) -> Int? { names.firstIndex(of: name) }
+        @usableFromInline func index(of name: String) -> Int? { names.firstIndex(of: name) }
     }
 
     init(values: [PostgreSQLValue], layout: Layout) {
@@ -42,8 +43,12 @@ public struct PostgreSQLRow: Sendable, Hashable, CustomStringConvertible {
     /// The column names, in order.
     public var columns: [String] { layout.names }
 
+    // The subscripts are inlinable so that a caller's reads are specialized for the type it
+    // asks for: a row transform reads a value or two of every row, and the generic path cost
+    // it more than the read itself.
+
     /// The value in column `index` (from 0), converted to `T`.
-    public subscript<T: PostgreSQLValueConvertible>(_ index: Int) -> T {
+    @inlinable public subscript<T: PostgreSQLValueConvertible>(_ index: Int) -> T {
         get throws {
             guard values.indices.contains(index) else {
                 throw conversionError("the row has \(values.count) columns, not a column \(index)")
@@ -53,7 +58,7 @@ public struct PostgreSQLRow: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// The value in the column named `name`, converted to `T`.
-    public subscript<T: PostgreSQLValueConvertible>(_ name: String) -> T {
+    @inlinable public subscript<T: PostgreSQLValueConvertible>(_ name: String) -> T {
         get throws {
             guard let index = layout.index(of: name) else {
                 throw conversionError("the row has no column \(name); its columns are \(columns.joined(separator: ", "))")
@@ -66,13 +71,17 @@ public struct PostgreSQLRow: Sendable, Hashable, CustomStringConvertible {
         "(" + zip(layout.names, values).map { "\($0): \($1)" }.joined(separator: ", ") + ")"
     }
 
-    private func convert<T: PostgreSQLValueConvertible>(_ value: PostgreSQLValue, column: String) throws -> T {
+    @inlinable func convert<T: PostgreSQLValueConvertible>(_ value: PostgreSQLValue, column: String) throws -> T {
         if let converted = T(postgreSQLValue: value) { return converted }
-        throw conversionError(
+        throw conversionError(value, column: column, as: T.self)
+    }
+
+    @usableFromInline func conversionError<T>(_ value: PostgreSQLValue, column: String, as type: T.Type) -> PostgreSQLError {
+        conversionError(
             value == .null ? "column \(column) is NULL; read it as \(T.self)?" : "column \(column) holds \(value), not a \(T.self)")
     }
 
-    private func conversionError(_ message: String) -> PostgreSQLError {
+    @usableFromInline func conversionError(_ message: String) -> PostgreSQLError {
         PostgreSQLError(kind: .valueConversion, message: message, sql: layout.sql, store: layout.store)
     }
 }

@@ -67,17 +67,77 @@ public enum PostgreSQLValue: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
+    /// The most bytes ``writeText(to:)`` writes, its NUL included; 0 for `NULL`.
+    var textCapacity: Int {
+        switch self {
+        case .null: return 0
+        case .bool: return 2
+        case .integer: return 21  // "-9223372036854775808" and NUL
+        case .double: return (textFormat?.utf8.count ?? 0) + 1
+        case .text(let value): return value.utf8.count + 1
+        case .bytes(let value): return 2 + 2 * value.count + 1
+        }
+    }
+
+    /// Writes the value in PostgreSQL's text format, NUL-terminated, at `next`, which it moves
+    /// past the NUL; returns where the text starts, or `nil` (writing nothing) for `NULL`. The
+    /// caller provides ``textCapacity`` bytes.
+    func writeText(to next: inout UnsafeMutablePointer<CChar>) -> UnsafePointer<CChar>? {
+        let start = next
+        func put(_ byte: UInt8) {
+            next.pointee = CChar(bitPattern: byte)
+            next += 1
+        }
+        switch self {
+        case .null:
+            return nil
+        case .bool(let value):
+            put(value ? UInt8(ascii: "t") : UInt8(ascii: "f"))
+        case .integer(let value):
+            if value < 0 { put(UInt8(ascii: "-")) }
+            var rest = value.magnitude
+            var digits = 1
+            while rest >= 10 {
+                rest /= 10
+                digits += 1
+            }
+            rest = value.magnitude
+            for position in stride(from: digits - 1, through: 0, by: -1) {
+                next[position] = CChar(bitPattern: UInt8(ascii: "0") + UInt8(rest % 10))
+                rest /= 10
+            }
+            next += digits
+        case .text(var value):
+            // Text holding a NUL byte ends there, as in any C string libpq sends.
+            value.withUTF8 { bytes in
+                guard let base = bytes.baseAddress else { return }
+                UnsafeMutableRawPointer(next).copyMemory(from: base, byteCount: bytes.count)
+                next += bytes.count
+            }
+        case .double:
+            for byte in textFormat!.utf8 { put(byte) }
+        case .bytes(let value):
+            put(UInt8(ascii: "\\"))
+            put(UInt8(ascii: "x"))
+            for byte in value {
+                put(Self.hexDigits[Int(byte >> 4)])
+                put(Self.hexDigits[Int(byte & 0x0F)])
+            }
+        }
+        put(0)
+        return UnsafePointer(start)
+    }
+
     /// Reads the text form `text` of a value of type `type`.
     init(text: UnsafePointer<CChar>, length: Int, type: UInt32) {
         switch type {
         case PostgreSQLType.bool:
             self = .bool(text.pointee == UInt8(ascii: "t").asCChar)
         case PostgreSQLType.int2, PostgreSQLType.int4, PostgreSQLType.int8, PostgreSQLType.oid:
-            // Parsed in place: a String per value would cost a row transform more than its I/O.
-            var end: UnsafeMutablePointer<CChar>?
-            let value = strtoll(text, &end, 10)
-            self = end.map { $0.pointee == 0 && $0 != UnsafeMutablePointer(mutating: text) } == true
-                ? .integer(Int64(value)) : .text(String(cString: text))
+            // Parsed in place: a String per value would cost a row transform more than its I/O
+            // (and `strtoll`, with its locale and whitespace handling, a third of that).
+            self = Self.integer(text, length: length).map(PostgreSQLValue.integer)
+                ?? .text(String(decoding: UnsafeRawBufferPointer(start: text, count: length), as: UTF8.self))
         case PostgreSQLType.float4, PostgreSQLType.float8:
             self = Double(String(cString: text)).map(PostgreSQLValue.double) ?? .text(String(cString: text))
         case PostgreSQLType.bytea:
@@ -85,6 +145,28 @@ public enum PostgreSQLValue: Sendable, Hashable, CustomStringConvertible {
         default:
             self = .text(String(decoding: UnsafeRawBufferPointer(start: text, count: length), as: UTF8.self))
         }
+    }
+
+    /// The integer `text` spells in decimal (an optional `-`, then digits), or `nil` when it
+    /// spells anything else or does not fit.
+    private static func integer(_ text: UnsafePointer<CChar>, length: Int) -> Int64? {
+        let bytes = UnsafeRawBufferPointer(start: text, count: length)
+        let negative = bytes.first == UInt8(ascii: "-")
+        var index = negative ? 1 : 0
+        guard index < length else { return nil }
+        // Accumulated as a negative number, whose range reaches Int64.min.
+        var value: Int64 = 0
+        while index < length {
+            let digit = bytes[index] &- UInt8(ascii: "0")
+            guard digit < 10 else { return nil }
+            let (shifted, overflow) = value.multipliedReportingOverflow(by: 10)
+            let (next, underflow) = shifted.subtractingReportingOverflow(Int64(digit))
+            guard !overflow, !underflow else { return nil }
+            value = next
+            index += 1
+        }
+        if negative { return value }
+        return value == .min ? nil : -value
     }
 
     private static let hexDigits = Array("0123456789abcdef".utf8)
