@@ -246,4 +246,31 @@ import Testing
         }
         #expect(accepted >= Self.iterations / 5, "seed \(seed): every unmutated property list must read back")
     }
+
+    // MARK: Regressions found by the libFuzzer targets (Tests/Fuzz)
+
+    /// An unclosed quoted name lost its last character (`` `J\u{3} `` read as `J`): the end of the
+    /// text was taken for its closing quote.
+    @Test func anUnclosedQuotedNameKeepsItsLastCharacter() {
+        for (sql, name) in [("`J\u{3}", "J\u{3}"), ("\"ab", "ab"), ("[ab", "ab"), ("\"a\"\"", "a\""), ("\"a\"", "a"), ("[a]", "a")] {
+            let tokens = SQLTokenizer(sql).tokens()
+            #expect(tokens.map(\.kind) == [.identifier(quoted: true)], "\(sql.debugDescription)")
+            #expect(tokens.first?.value == name, "\(sql.debugDescription)")
+        }
+    }
+
+    /// A doubled quote that a combining mark follows stayed doubled in the name: Foundation's
+    /// `replacingOccurrences` compares characters, and `"` with a mark is another character.
+    @Test func aDoubledQuoteBeforeACombiningMarkIsUnescaped() {
+        #expect(SQLTokenizer("\"\"\"\u{616}c\"").tokens().map(\.value) == ["\"\u{616}c"])
+    }
+
+    /// The same cause in `DatabaseValue.sqlLiteral` (found reading the code after the finding
+    /// above): a `'` before a combining mark was not doubled, which ended the literal early.
+    @Test func aTextLiteralDoublesAQuoteBeforeACombiningMark() throws {
+        let literal = DatabaseValue.text("it'\u{301}s'").sqlLiteral
+        #expect(literal == "'it''\u{301}s'''")
+        let db = try Database(path: ":memory:", busyTimeout: 0)
+        #expect(try db.scalar("SELECT " + literal, as: String.self) == "it'\u{301}s'")
+    }
 }

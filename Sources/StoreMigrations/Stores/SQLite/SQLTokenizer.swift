@@ -65,21 +65,19 @@ struct SQLTokenizer {
                 }
                 index = min(index + 2, bytes.count)
             case UInt8(ascii: "'"):
-                index = endOfQuoted(from: index, closing: byte)
+                index = endOfQuoted(from: index, closing: byte).end
                 tokens.append(Token(kind: .string, range: start..<index, value: text(start..<index)))
             case UInt8(ascii: "\""), UInt8(ascii: "`"):
-                index = endOfQuoted(from: index, closing: byte)
-                let quote = String(UnicodeScalar(byte))
-                let inner = text(start + 1..<max(start + 1, index - 1))
+                let (end, contentEnd) = endOfQuoted(from: index, closing: byte)
+                index = end
                 tokens.append(Token(
                     kind: .identifier(quoted: true), range: start..<index,
-                    value: inner.replacingOccurrences(of: quote + quote, with: quote)))
+                    value: unquoted(start + 1..<contentEnd, quote: byte)))
             case UInt8(ascii: "["):
-                while index < bytes.count, bytes[index] != UInt8(ascii: "]") { index += 1 }
-                index = min(index + 1, bytes.count)
-                tokens.append(Token(
-                    kind: .identifier(quoted: true), range: start..<index,
-                    value: text(start + 1..<max(start + 1, index - 1))))
+                // Brackets have no escape: the name ends at the first `]`.
+                let contentEnd = bytes[(start + 1)...].firstIndex(of: UInt8(ascii: "]")) ?? bytes.count
+                index = min(contentEnd + 1, bytes.count)
+                tokens.append(Token(kind: .identifier(quoted: true), range: start..<index, value: text(start + 1..<contentEnd)))
             case UInt8(ascii: "("):
                 index += 1
                 tokens.append(Token(kind: .openParenthesis, range: start..<index, value: "("))
@@ -152,8 +150,10 @@ struct SQLTokenizer {
         index + 1 < bytes.count ? bytes[index + 1] : nil
     }
 
-    /// The index just past a quoted token starting at `start`; a doubled quote stays inside.
-    private func endOfQuoted(from start: Int, closing: UInt8) -> Int {
+    /// The index just past a quoted token starting at `start`, and where its content ends: at its
+    /// closing quote, or, when the text ends first, at the end (so that an unclosed token keeps
+    /// its last character). A doubled quote stays inside.
+    private func endOfQuoted(from start: Int, closing: UInt8) -> (end: Int, contentEnd: Int) {
         var index = start + 1
         while index < bytes.count {
             if bytes[index] == closing {
@@ -161,11 +161,24 @@ struct SQLTokenizer {
                     index += 2
                     continue
                 }
-                return index + 1
+                return (index + 1, index)
             }
             index += 1
         }
-        return bytes.count
+        return (bytes.count, bytes.count)
+    }
+
+    /// The text of `range` with each doubled `quote` made single. Done on bytes: Foundation's
+    /// `replacingOccurrences` compares characters, and a quote that a combining mark follows is
+    /// another character to it, so it left such a quote doubled.
+    private func unquoted(_ range: Range<Int>, quote: UInt8) -> String {
+        var name: [UInt8] = []
+        var index = range.lowerBound
+        while index < range.upperBound {
+            name.append(bytes[index])
+            index += bytes[index] == quote && index + 1 < range.upperBound && bytes[index + 1] == quote ? 2 : 1
+        }
+        return String(decoding: name, as: UTF8.self)
     }
 
     private static func isWordByte(_ byte: UInt8) -> Bool {
