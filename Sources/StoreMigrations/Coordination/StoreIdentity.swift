@@ -55,7 +55,7 @@ public struct StoreIdentity: Sendable, Hashable, CustomStringConvertible {
     /// links resolved as far as the path exists.
     public static func file(_ url: URL) -> StoreIdentity {
         var status = stat()
-        if stat(url.standardizedFileURL.path, &status) == 0 {
+        if stat(standardizedPath(of: url), &status) == 0 {
             return StoreIdentity(kind: "file", value: "\(status.st_dev):\(status.st_ino)")
         }
         return StoreIdentity(kind: "path", value: resolvingSymbolicLinks(url).path)
@@ -65,7 +65,7 @@ public struct StoreIdentity: Sendable, Hashable, CustomStringConvertible {
     /// appended as it is. File stores lock and replace the file this names, so that a store
     /// reached through a link locks and writes the same file as one given the real path.
     static func resolvingSymbolicLinks(_ url: URL) -> URL {
-        var existing = url.standardizedFileURL.path
+        var existing = standardizedPath(of: url)
         var missing: [String] = []
         while existing != "/", !existing.isEmpty, access(existing, F_OK) != 0 {
             missing.insert((existing as NSString).lastPathComponent, at: 0)
@@ -77,6 +77,40 @@ public struct StoreIdentity: Sendable, Hashable, CustomStringConvertible {
         } ?? existing
         let path = ([resolved] + missing).joined(separator: "/").replacingOccurrences(of: "//", with: "/")
         return URL(fileURLWithPath: path)
+    }
+
+    /// `url.standardizedFileURL.path`. A file URL's absolute path that standardizing would
+    /// leave as it is (no `.` or `..` component, no `//`, no trailing `/`, nothing under
+    /// `/private/` or `/var/automount/`, which Foundation may shorten) is its own standard form,
+    /// found without making a new URL, which costs a launch more than the `stat` that follows.
+    static func standardizedPath(of url: URL) -> String {
+        let path = url.path
+        guard url.isFileURL, isStandardized(path) else { return url.standardizedFileURL.path }
+        return path
+    }
+
+    private static func isStandardized(_ path: String) -> Bool {
+        var path = path
+        return path.withUTF8 { bytes in
+            guard bytes.first == UInt8(ascii: "/"), !bytes.starts(with: "/private/".utf8), !bytes.starts(with: "/var/automount/".utf8) else {
+                return false
+            }
+            guard bytes.count > 1 else { return true }
+            // The length of the component being read, and how many of its bytes are dots.
+            var length = 0, dots = 0
+            func isUnusual() -> Bool { length == 0 || (length == dots && dots <= 2) }
+            for byte in bytes[1...] {
+                if byte == UInt8(ascii: "/") {
+                    if isUnusual() { return false }
+                    length = 0
+                    dots = 0
+                } else {
+                    length += 1
+                    if byte == UInt8(ascii: ".") { dots += 1 }
+                }
+            }
+            return !isUnusual()
+        }
     }
 
     public var description: String { "\(kind) \(value)" }

@@ -20,14 +20,16 @@ struct MigrationGraph {
     /// `firstNode[m]` is the node of manager `m`'s first migration; `firstNode[managers.count]`
     /// is the node count. A node's position in its manager is `node - firstNode[m]`.
     let firstNode: [Int]
-    /// The manager of each node.
-    let managerOfNode: [Int]
     /// The position of each manager's first migration that is ahead of the app version.
     let aheadStart: [Int]
     /// Cross-store dependencies, compressed: node `n` depends on
-    /// `dependencyTargets[dependencyStart[n]..<dependencyStart[n + 1]]`.
-    let dependencyStart: [Int]
+    /// `dependencyTargets[dependencyStart[n]..<dependencyStart[n + 1]]`. The offsets are 32-bit
+    /// and no array is kept per node beyond them: a plan of 100,000 migrations makes and frees
+    /// every per-node array, and its time goes as much to the memory as to the work.
+    private let dependencyStart: [Int32]
     let dependencyTargets: [Int]
+    /// Whether every declared dependency points to a lower node (to a manager created earlier).
+    private let dependenciesPointBack: Bool
 
     var nodeCount: Int { firstNode[managers.count] }
 
@@ -41,6 +43,7 @@ struct MigrationGraph {
         var aheadStart: [Int] = []
         aheadStart.reserveCapacity(managers.count)
         var managerIndex: [String: Int] = [:]
+        managerIndex.reserveCapacity(managers.count)
         for (index, manager) in managers.enumerated() {
             managerIndex[manager.name] = index
             for position in manager.versions.indices.dropFirst()
@@ -52,58 +55,77 @@ struct MigrationGraph {
         }
         let nodeCount = firstNode[managers.count]
 
-        var managerOfNode = [Int](repeating: 0, count: nodeCount)
-        var dependencyStart = [Int](repeating: 0, count: nodeCount + 1)
+        var dependencyStart = [Int32](repeating: 0, count: nodeCount + 1)
         var dependencyTargets: [Int] = []
-        for (index, manager) in managers.enumerated() {
-            for position in manager.versions.indices {
-                let node = firstNode[index] + position
-                managerOfNode[node] = index
-                // Most migrations declare no dependency: asking first spares iterating (and
-                // retaining) an empty list per node.
-                if manager.dependencies[position].isEmpty {
-                    dependencyStart[node + 1] = dependencyTargets.count
-                    continue
+        var dependenciesPointBack = true
+        try dependencyStart.withUnsafeMutableBufferPointer { dependencyStart in
+            for (index, manager) in managers.enumerated() {
+                let declared = manager.dependencies
+                for position in declared.indices {
+                    let node = firstNode[index] + position
+                    // Most migrations declare no dependency: asking first spares iterating (and
+                    // retaining) an empty list per node.
+                    if declared[position].isEmpty {
+                        dependencyStart[node + 1] = Int32(dependencyTargets.count)
+                        continue
+                    }
+                    // Named only for an error.
+                    var dependent: MigrationReference { MigrationReference(manager: manager.name, version: manager.versions[position]) }
+                    for dependency in declared[position] {
+                        guard let target = managerIndex[dependency.manager] else {
+                            throw MigrationError.unknownManager(dependency: dependency, of: dependent)
+                        }
+                        let targetVersions = managers[target].versions
+                        let targetPosition = Self.partition(targetVersions) { $0 >= dependency.version }
+                        guard targetPosition < targetVersions.count, targetVersions[targetPosition] == dependency.version else {
+                            throw MigrationError.unknownMigration(dependency: dependency, of: dependent)
+                        }
+                        if position < aheadStart[index], targetPosition >= aheadStart[target] {
+                            throw MigrationError.dependencyAhead(dependency: dependency, of: dependent, appVersion: appVersion)
+                        }
+                        let targetNode = firstNode[target] + targetPosition
+                        dependenciesPointBack = dependenciesPointBack && targetNode < node
+                        dependencyTargets.append(targetNode)
+                    }
+                    dependencyStart[node + 1] = Int32(dependencyTargets.count)
                 }
-                // Named only for an error.
-                var dependent: MigrationReference { MigrationReference(manager: manager.name, version: manager.versions[position]) }
-                for dependency in manager.dependencies[position] {
-                    guard let target = managerIndex[dependency.manager] else {
-                        throw MigrationError.unknownManager(dependency: dependency, of: dependent)
-                    }
-                    let targetVersions = managers[target].versions
-                    let targetPosition = Self.partition(targetVersions) { $0 >= dependency.version }
-                    guard targetPosition < targetVersions.count, targetVersions[targetPosition] == dependency.version else {
-                        throw MigrationError.unknownMigration(dependency: dependency, of: dependent)
-                    }
-                    if position < aheadStart[index], targetPosition >= aheadStart[target] {
-                        throw MigrationError.dependencyAhead(dependency: dependency, of: dependent, appVersion: appVersion)
-                    }
-                    dependencyTargets.append(firstNode[target] + targetPosition)
-                }
-                dependencyStart[node + 1] = dependencyTargets.count
             }
         }
         self.firstNode = firstNode
-        self.managerOfNode = managerOfNode
         self.aheadStart = aheadStart
         self.dependencyStart = dependencyStart
         self.dependencyTargets = dependencyTargets
+        self.dependenciesPointBack = dependenciesPointBack
         try rejectCycles()
     }
 
+    /// The manager of `node`: the last manager whose first node is at or before it.
+    func managerOfNode(_ node: Int) -> Int {
+        var low = 0, high = managers.count - 1
+        while low < high {
+            let middle = (low + high + 1) / 2
+            if firstNode[middle] <= node { low = middle } else { high = middle - 1 }
+        }
+        return low
+    }
+
     func reference(of node: Int) -> MigrationReference {
-        let manager = managerOfNode[node]
+        let manager = managerOfNode(node)
         return MigrationReference(manager: managers[manager].name, version: managers[manager].versions[node - firstNode[manager]])
     }
 
     func dependencies(of node: Int) -> ArraySlice<Int> {
-        dependencyTargets[dependencyStart[node]..<dependencyStart[node + 1]]
+        dependencyTargets[Int(dependencyStart[node])..<Int(dependencyStart[node + 1])]
+    }
+
+    /// Whether `node` declares dependencies.
+    func hasDependencies(_ node: Int) -> Bool {
+        dependencyStart[node] != dependencyStart[node + 1]
     }
 
     /// Whether `node` follows the previous migration of its manager.
     private func hasChainPredecessor(_ node: Int) -> Bool {
-        node > firstNode[managerOfNode[node]]
+        node > firstNode[managerOfNode(node)]
     }
 
     /// Every edge, chain and declared, as two parallel arrays (predecessor, successor).
@@ -129,10 +151,10 @@ struct MigrationGraph {
     ///
     /// A graph whose every edge goes from a lower node to a higher one (chains always do; a
     /// declared dependency does when its manager was created before the dependent's) has no
-    /// cycle, since node order is then a topological order: checking that is one pass over the
-    /// declared edges, without Kahn's arrays, and covers most apps.
+    /// cycle, since node order is then a topological order: the graph notes it while it reads the
+    /// declared edges, so most apps need neither Kahn's arrays nor another pass.
     private func rejectCycles() throws {
-        if (0..<nodeCount).allSatisfy({ node in dependencies(of: node).allSatisfy { $0 < node } }) { return }
+        if dependenciesPointBack { return }
         let (from, to) = edges()
         var order = TopologicalOrder(count: nodeCount, from: from, to: to)
         let waves = order.waves()

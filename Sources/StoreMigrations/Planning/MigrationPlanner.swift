@@ -17,16 +17,64 @@ struct PlanningInput: Sendable {
 /// A plan with what running it needs, in plan order: each step's manager, its position among the
 /// manager's versions (-1 for steps that are not migrations), its store, and the edges between
 /// steps (chain and declared).
+///
+/// Only what every step of a run reads is kept: the steps' managers and positions, as the
+/// planner made them (in generation order) with the plan order over them. Stores and edges,
+/// which a run reads once, are derived when a run asks for them, so that `plan()`, which needs
+/// neither, does not make them.
 struct ExecutablePlan: Sendable {
     let plan: MigrationPlan
-    let stepManagers: [Int]
-    let stepPositions: [Int]
-    let stepStores: [Int]
+    /// Each step's manager, by plan index.
+    let stepManagers: StepNumbers
+    /// Each step's position among its manager's versions, by plan index; -1 for steps that are
+    /// not migrations.
+    let stepPositions: StepNumbers
     let storeCount: Int
-    let edgeFrom: [Int]
-    let edgeTo: [Int]
     /// Each manager's record when planned.
     let records: [MigrationRecord]
+    /// Each manager's store index.
+    fileprivate let storeOfManager: [Int]
+    /// The plan index of each step by generation index.
+    fileprivate let planIndex: [Int32]
+    /// The edges other than the chain, as generation indices, in the order they were found.
+    fileprivate let declaredFrom: [Int]
+    fileprivate let declaredTo: [Int]
+
+    /// Each step's store, by plan index.
+    var stepStores: [Int] {
+        (0..<stepManagers.count).map { storeOfManager[stepManagers[$0]] }
+    }
+
+    /// With ``edgeTo``, every edge as plan indices: step `edgeTo[i]` waits for step `edgeFrom[i]`.
+    /// The chain's edges come first, in generation order, then the declared ones.
+    var edgeFrom: [Int] { edges(to: false) }
+    var edgeTo: [Int] { edges(to: true) }
+
+    private func edges(to: Bool) -> [Int] {
+        let managers = stepManagers.values
+        var ends: [Int] = []
+        ends.reserveCapacity(managers.count + declaredFrom.count)
+        for step in managers.indices.dropFirst() where managers[step - 1] == managers[step] {
+            ends.append(Int(planIndex[to ? step : step - 1]))
+        }
+        for edge in declaredFrom.indices {
+            ends.append(Int(planIndex[to ? declaredTo[edge] : declaredFrom[edge]]))
+        }
+        return ends
+    }
+}
+
+/// An integer per step of a plan, kept in the order the planner made the steps (a manager's
+/// steps one after the other) and read by plan index.
+struct StepNumbers: Sendable {
+    /// By generation index.
+    fileprivate let values: [Int32]
+    /// The generation index of each step, by plan index.
+    fileprivate let generationIndex: [Int32]
+
+    var count: Int { generationIndex.count }
+
+    subscript(step: Int) -> Int { Int(values[Int(generationIndex[step])]) }
 }
 
 /// Turns a validated graph and the managers' records into the pending steps, their dependencies
@@ -38,12 +86,15 @@ enum MigrationPlanner {
         var newerStore: NewerStorePolicy?
         /// The baseline mark a first-launch baseline records.
         var baseline: Version?
-        /// Positions of the migrations that run, ascending.
-        var pending: [Int] = []
+        /// Positions of the migrations that run, ascending: the late ones that run, then a range.
+        var pendingLate: [Int] = []
+        var pendingRange: Range<Int> = 0..<0
         /// Positions of late migrations: below the level, never applied.
         var late: [Int] = []
         /// The app version the store records for the manager once any reset has run.
         var recordedAppVersion: Version?
+
+        var pendingCount: Int { pendingLate.count + pendingRange.count }
     }
 
     /// - Parameter targets: When given, only these migrations and the steps they depend on.
@@ -59,15 +110,18 @@ enum MigrationPlanner {
 
         // Steps in generation order: manager by manager, each in chain order.
         var steps = GeneratedSteps()
-        steps.reserveCapacity(starts.reduce(0) { $0 + $1.pending.count } + 2 * managers.count)
-        var stepOfNode = [Int](repeating: -1, count: graph.nodeCount)
+        steps.reserveCapacity(starts.reduce(0) { $0 + $1.pendingCount } + 2 * managers.count)
+        var stepOfNode = [Int32](repeating: -1, count: graph.nodeCount)
         var baselineStep = [Int](repeating: -1, count: managers.count)
         for index in managers.indices {
             let start = starts[index]
             if start.newerStore == .reset { _ = steps.append(manager: index, action: .reset) }
             if let baseline = start.baseline { baselineStep[index] = steps.append(manager: index, action: .baseline, version: baseline) }
-            for position in start.pending {
-                stepOfNode[graph.firstNode[index] + position] = steps.append(manager: index, action: .migrate, position: position)
+            for position in start.pendingLate {
+                stepOfNode[graph.firstNode[index] + position] = Int32(steps.append(manager: index, action: .migrate, position: position))
+            }
+            for position in start.pendingRange {
+                stepOfNode[graph.firstNode[index] + position] = Int32(steps.append(manager: index, action: .migrate, position: position))
             }
             if targets == nil, inputs[index].hasHook, start.newerStore != .ignore, start.newerStore != .fail,
                start.recordedAppVersion != appVersion {
@@ -77,18 +131,18 @@ enum MigrationPlanner {
 
         /// The step a dependent must wait for, or `nil` when the dependency is satisfied.
         func blockingStep(_ target: Int) -> Int? {
-            let manager = graph.managerOfNode[target]
+            let manager = graph.managerOfNode(target)
             if baselineStep[manager] >= 0, let baseline = starts[manager].baseline,
                managers[manager].versions[target - graph.firstNode[manager]] <= baseline {
                 return baselineStep[manager]
             }
-            return stepOfNode[target] >= 0 ? stepOfNode[target] : nil
+            return stepOfNode[target] >= 0 ? Int(stepOfNode[target]) : nil
         }
 
         /// Whether the migration at `target` counts as applied once the planned resets and
         /// baselines have run, for the diagnostics.
         func countsAsApplied(_ target: Int) -> Bool {
-            let manager = graph.managerOfNode[target]
+            let manager = graph.managerOfNode(target)
             let version = managers[manager].versions[target - graph.firstNode[manager]]
             switch starts[manager].newerStore {
             case .fail?, .ignore?: return true
@@ -103,8 +157,9 @@ enum MigrationPlanner {
         for index in managers.indices {
             for position in 0..<graph.aheadStart[index] {
                 let node = graph.firstNode[index] + position
-                let step = stepOfNode[node]
+                let step = Int(stepOfNode[node])
                 if step >= 0 {
+                    guard graph.hasDependencies(node) else { continue }
                     let firstEdge = steps.edgeTo.count
                     for target in graph.dependencies(of: node) {
                         // An edge already implied by the chain, or declared twice, is listed once
@@ -115,11 +170,11 @@ enum MigrationPlanner {
                         else { continue }
                         steps.addEdge(from: blocker, to: step)
                     }
-                } else if !graph.dependencies(of: node).isEmpty, starts[index].newerStore != .reset,
+                } else if graph.hasDependencies(node), starts[index].newerStore != .reset,
                           starts[index].baseline == nil, inputs[index].record.isApplied(managers[index].versions[position]) {
                     // Only a migration that declares dependencies can have one missing.
                     for target in graph.dependencies(of: node) where !countsAsApplied(target) {
-                        let targetManager = graph.managerOfNode[target]
+                        let targetManager = graph.managerOfNode(target)
                         diagnostics.append(.init(
                             migration: graph.reference(of: node), dependency: graph.reference(of: target),
                             dependencyLevel: starts[targetManager].newerStore == .reset ? nil : inputs[targetManager].record.level))
@@ -135,7 +190,7 @@ enum MigrationPlanner {
     }
 
     /// The step of a targeted migration, or `nil` when it is applied already.
-    private static func targetStep(_ target: MigrationReference, graph: MigrationGraph, stepOfNode: [Int]) throws -> Int? {
+    private static func targetStep(_ target: MigrationReference, graph: MigrationGraph, stepOfNode: [Int32]) throws -> Int? {
         guard let manager = graph.managers.firstIndex(where: { $0.name == target.manager }) else {
             throw MigrationError.unknownTarget(target)
         }
@@ -143,7 +198,7 @@ enum MigrationPlanner {
         let position = MigrationGraph.partition(versions) { $0 >= target.version }
         guard position < versions.count, versions[position] == target.version else { throw MigrationError.unknownTarget(target) }
         guard position < graph.aheadStart[manager] else { throw MigrationError.targetAhead(target, appVersion: graph.appVersion) }
-        let step = stepOfNode[graph.firstNode[manager] + position]
+        let step = Int(stepOfNode[graph.firstNode[manager] + position])
         return step >= 0 ? step : nil
     }
 
@@ -172,7 +227,7 @@ enum MigrationPlanner {
                 }
                 start.newerStore = .reset
                 start.recordedAppVersion = nil
-                start.pending = Array(0..<aheadStart)
+                start.pendingRange = 0..<aheadStart
                 return start
             }
         }
@@ -183,7 +238,7 @@ enum MigrationPlanner {
                 let highest = aheadStart > 0 ? manager.versions[aheadStart - 1] : appVersion
                 start.baseline = max(highest, appVersion)
             } else {
-                start.pending = Array(0..<aheadStart)
+                start.pendingRange = 0..<aheadStart
             }
             return start
         }
@@ -199,13 +254,18 @@ enum MigrationPlanner {
                 var next = 0
                 for position in coveredByBaseline..<firstAbove {
                     while next < applied.count, applied[next].version < versions[position] { next += 1 }
-                    if next < applied.count, applied[next].version == versions[position] { continue }
+                    // Each applied version matches one registered version at most (both are
+                    // ascending and distinct).
+                    if next < applied.count, applied[next].version == versions[position] {
+                        next += 1
+                        continue
+                    }
                     start.late.append(position)
                 }
             }
         }
-        if input.latePolicy == .run { start.pending = start.late }
-        start.pending += firstAbove..<aheadStart
+        if input.latePolicy == .run { start.pendingLate = start.late }
+        start.pendingRange = firstAbove..<aheadStart
         return start
     }
 
@@ -215,12 +275,14 @@ enum MigrationPlanner {
     ///
     /// Steps are kept as integers, not identifiers (a name and versions to copy and release per
     /// step): a migration's version is its manager's version at its position, and the few other
-    /// steps keep theirs aside. Identifiers are made once, for the plan.
+    /// steps keep theirs aside. Identifiers are made once, for the plan. Indices are 32-bit: a
+    /// plan of 100,000 steps makes and frees every one of these arrays, and its time goes as much
+    /// to the memory as to the work.
     private struct GeneratedSteps {
-        var managers: [Int] = []
+        var managers: [Int32] = []
         var actions: [PlannedStep.Action] = []
         /// Each step's position among its manager's versions; -1 for steps that are not migrations.
-        var positions: [Int] = []
+        var positions: [Int32] = []
         /// The version of each step that is not a migration, by step (none for a reset).
         var otherVersions: [Int: Version] = [:]
         var edgeFrom: [Int] = []
@@ -237,15 +299,15 @@ enum MigrationPlanner {
         /// Adds a migration (`position`) or another step (`version`, if it records one).
         mutating func append(manager: Int, action: PlannedStep.Action, position: Int = -1, version: Version? = nil) -> Int {
             let step = managers.count
-            managers.append(manager)
+            managers.append(Int32(manager))
             actions.append(action)
-            positions.append(position)
+            positions.append(Int32(position))
             if let version { otherVersions[step] = version }
             return step
         }
 
         func version(of step: Int, in graph: MigrationGraph) -> Version? {
-            positions[step] >= 0 ? graph.managers[managers[step]].versions[positions[step]] : otherVersions[step]
+            positions[step] >= 0 ? graph.managers[Int(managers[step])].versions[Int(positions[step])] : otherVersions[step]
         }
 
         mutating func addEdge(from predecessor: Int, to step: Int) {
@@ -267,19 +329,21 @@ enum MigrationPlanner {
             return (from + edgeFrom, to + edgeTo)
         }
 
-        /// Each step's predecessors other than its chain predecessor, compressed: step `s` waits
-        /// for `list[start[s]..<start[s + 1]]`, in the order the edges were added.
-        func declaredPredecessors() -> (start: [Int], list: [Int]) {
+        /// The edges other than the chain, ordered by the step that waits, each step's in the
+        /// order they were added: the planner adds them step by step, so they usually are already
+        /// (a stable counting sort otherwise). Step `s` waits for `from[i]` wherever `to[i] == s`.
+        func declaredEdgesByStep() -> (from: [Int], to: [Int]) {
+            if edgeTo.indices.dropFirst().allSatisfy({ edgeTo[$0 - 1] <= edgeTo[$0] }) { return (edgeFrom, edgeTo) }
             var start = [Int](repeating: 0, count: count + 1)
             for step in edgeTo { start[step + 1] += 1 }
             for step in 0..<count { start[step + 1] += start[step] }
-            var fill = start
-            var list = [Int](repeating: 0, count: edgeTo.count)
+            var from = [Int](repeating: 0, count: edgeTo.count), to = from
             for edge in edgeTo.indices {
-                list[fill[edgeTo[edge]]] = edgeFrom[edge]
-                fill[edgeTo[edge]] += 1
+                from[start[edgeTo[edge]]] = edgeFrom[edge]
+                to[start[edgeTo[edge]]] = edgeTo[edge]
+                start[edgeTo[edge]] += 1
             }
-            return (start, list)
+            return (from, to)
         }
 
         /// Each step's wave: the length of the longest chain of predecessors reaching it.
@@ -288,19 +352,25 @@ enum MigrationPlanner {
         /// managers created earlier, as apps usually declare them), generation order is a
         /// topological order, and one pass in that order finds every wave; otherwise Kahn's
         /// algorithm does. The graph is acyclic (validated), so every step has a wave.
-        func waves(declared: (start: [Int], list: [Int])) -> [Int] {
+        func waves(declared: (from: [Int], to: [Int])) -> [Int32] {
             guard edgeFrom.indices.allSatisfy({ edgeFrom[$0] < edgeTo[$0] }) else {
                 let (from, to) = allEdges()
                 var topological = TopologicalOrder(count: count, from: from, to: to)
-                return topological.waves().map { $0! }
+                return topological.waves().map { Int32($0!) }
             }
-            var wave = [Int](repeating: 0, count: count)
-            for step in 0..<count {
-                var depth = hasChainPredecessor(step) ? wave[step - 1] + 1 : 0
-                for index in declared.start[step]..<declared.start[step + 1] {
-                    depth = max(depth, wave[declared.list[index]] + 1)
+            var wave = [Int32](repeating: 0, count: count)
+            wave.withUnsafeMutableBufferPointer { wave in
+                managers.withUnsafeBufferPointer { managers in
+                    var edge = 0
+                    for step in 0..<count {
+                        var depth: Int32 = step > 0 && managers[step - 1] == managers[step] ? wave[step - 1] + 1 : 0
+                        while edge < declared.to.count, declared.to[edge] == step {
+                            depth = max(depth, wave[declared.from[edge]] + 1)
+                            edge += 1
+                        }
+                        wave[step] = depth
+                    }
                 }
-                wave[step] = depth
             }
             return wave
         }
@@ -320,7 +390,7 @@ enum MigrationPlanner {
             var result = GeneratedSteps()
             for step in 0..<count where kept[step] {
                 newIndex[step] = result.append(
-                    manager: managers[step], action: actions[step], position: positions[step], version: otherVersions[step])
+                    manager: Int(managers[step]), action: actions[step], position: Int(positions[step]), version: otherVersions[step])
             }
             for edge in edgeFrom.indices where kept[edgeTo[edge]] {
                 result.addEdge(from: newIndex[edgeFrom[edge]], to: newIndex[edgeTo[edge]])
@@ -329,95 +399,117 @@ enum MigrationPlanner {
         }
     }
 
+    /// `name`, stored inline when it fits (15 UTF-8 bytes at most) rather than in a buffer of its
+    /// own: every step and identifier of a plan holds its manager's name, and copying or freeing
+    /// an inline string changes no reference count. (A name made by interpolation, such as
+    /// `"store\(index)"`, has a buffer even when it is short.)
+    private static func inline(_ name: String) -> String {
+        guard name.utf8.count <= 15 else { return name }
+        var name = name
+        return name.withUTF8 { String(decoding: $0, as: UTF8.self) }
+    }
+
     /// Computes waves, then orders steps by wave and, within a wave, by manager registration
     /// order: a counting sort, since a manager has at most one step a wave.
     ///
-    /// A plan of 100,000 steps is built in a few passes over flat arrays: each step's list of
-    /// dependencies is the only allocation per step.
+    /// A plan of 100,000 steps is built in a few passes over flat arrays, with no allocation per
+    /// step but for the steps that wait for more than their chain predecessor. The pass that makes the steps reads in
+    /// generation order (a manager's versions one after the other) and writes each step at its
+    /// place in the plan: read in plan order, which visits a step of every manager wave after
+    /// wave, the versions missed the cache at every step.
     private static func order(
         graph: MigrationGraph, inputs: [PlanningInput], starts: [Start], steps: GeneratedSteps,
         diagnostics: [MigrationPlan.Diagnostic]
     ) -> ExecutablePlan {
         let count = steps.count
-        let declared = steps.declaredPredecessors()
+        let declared = steps.declaredEdgesByStep()
         let wave = steps.waves(declared: declared)
 
-        let waveCount = (wave.max() ?? -1) + 1
+        let waveCount = Int(wave.max() ?? -1) + 1
         var waveStart = [Int](repeating: 0, count: waveCount + 1)
-        for step in 0..<count { waveStart[wave[step] + 1] += 1 }
+        for step in 0..<count { waveStart[Int(wave[step]) + 1] += 1 }
         for index in 0..<waveCount { waveStart[index + 1] += waveStart[index] }
-        var newIndex = [Int](repeating: 0, count: count)
-        for step in 0..<count {
-            newIndex[step] = waveStart[wave[step]]
-            waveStart[wave[step]] += 1
-        }
-
-        var oldIndex = [Int](repeating: 0, count: count)
-        for step in 0..<count { oldIndex[newIndex[step]] = step }
-
-        // Each step's version, gathered in generation order (each manager's versions in turn):
-        // plan order visits a step of every manager, wave after wave, and reading the managers'
-        // own arrays in that order missed the cache at every step of a plan of 100,000.
-        let names = graph.managers.map(\.name)
-        let stepVersions = (0..<count).map { steps.version(of: $0, in: graph) }
-        // Steps and their lists of dependencies are made in plan order, the order a run reads them.
-        var plannedSteps: [PlannedStep] = []
-        plannedSteps.reserveCapacity(count)
-        var stepManagers: [Int] = [], stepPositions: [Int] = [], stepStores: [Int] = []
-        stepManagers.reserveCapacity(count)
-        stepPositions.reserveCapacity(count)
-        stepStores.reserveCapacity(count)
-        for old in oldIndex {
-            let manager = steps.managers[old]
-            let action = steps.actions[old]
-            // The chain predecessor first, then the declared ones: every edge into the step.
-            let hasChainPredecessor = steps.hasChainPredecessor(old)
-            let declaredRange = declared.start[old]..<declared.start[old + 1]
-            var dependencies: [PlannedStep.ID] = []
-            dependencies.reserveCapacity((hasChainPredecessor ? 1 : 0) + declaredRange.count)
-            if hasChainPredecessor {
-                dependencies.append(PlannedStep.ID(manager: names[manager], action: steps.actions[old - 1], version: stepVersions[old - 1]))
+        var planIndex = [Int32](repeating: 0, count: count)
+        var generationIndex = [Int32](repeating: 0, count: count)
+        planIndex.withUnsafeMutableBufferPointer { planIndex in
+            generationIndex.withUnsafeMutableBufferPointer { generationIndex in
+                for step in 0..<count {
+                    let new = waveStart[Int(wave[step])]
+                    waveStart[Int(wave[step])] += 1
+                    planIndex[step] = Int32(new)
+                    generationIndex[new] = Int32(step)
+                }
             }
-            for index in declaredRange {
-                let predecessor = declared.list[index]
-                dependencies.append(PlannedStep.ID(
-                    manager: names[steps.managers[predecessor]], action: steps.actions[predecessor], version: stepVersions[predecessor]))
-            }
-            plannedSteps.append(PlannedStep(
-                manager: names[manager], action: action, version: stepVersions[old],
-                previousAppVersion: action == .appVersionChange ? starts[manager].recordedAppVersion : nil,
-                dependencies: consume dependencies, wave: wave[old]))
-            stepManagers.append(manager)
-            stepPositions.append(steps.positions[old])
-            stepStores.append(inputs[manager].storeIndex)
         }
 
-        // The edges in plan order: the chain's, then the declared ones.
-        var edgeFrom: [Int] = [], edgeTo: [Int] = []
-        edgeFrom.reserveCapacity(count + steps.edgeFrom.count)
-        edgeTo.reserveCapacity(count + steps.edgeFrom.count)
-        for step in 0..<count where steps.hasChainPredecessor(step) {
-            edgeFrom.append(newIndex[step - 1])
-            edgeTo.append(newIndex[step])
-        }
-        for edge in steps.edgeFrom.indices {
-            edgeFrom.append(newIndex[steps.edgeFrom[edge]])
-            edgeTo.append(newIndex[steps.edgeTo[edge]])
-        }
-
-        // A manager's steps are consecutive in generation order, and a chain, so in the same
-        // order in the plan.
+        // A step's dependencies are its chain predecessor, then the declared ones (every edge into
+        // the step); most steps have the chain predecessor alone, which a step keeps without an
+        // array. A manager's steps are consecutive in generation order, and a chain, so each
+        // manager's pending versions are gathered in the same pass.
+        let names = graph.managers.map { inline($0.name) }
         var pending = [[Version]](repeating: [], count: graph.managers.count)
-        var runStart = 0
-        while runStart < count {
-            let manager = steps.managers[runStart]
-            var runEnd = runStart + 1
-            while runEnd < count, steps.managers[runEnd] == manager { runEnd += 1 }
-            var versions: [Version] = []
-            versions.reserveCapacity(runEnd - runStart)
-            for step in runStart..<runEnd where steps.actions[step] == .migrate { versions.append(stepVersions[step]!) }
-            pending[manager] += versions
-            runStart = runEnd
+        let plannedSteps = [PlannedStep](unsafeUninitializedCapacity: count) { buffer, initializedCount in
+            var edge = 0
+            var runStart = 0
+            while runStart < count {
+                let manager = Int(steps.managers[runStart])
+                let name = names[manager]
+                let versions = graph.managers[manager].versions
+                // The previous step of the run: the chain predecessor. (An optional identifier, copied
+                // into the list, cost an outlined copy and a release of the name per step.)
+                var previousAction = PlannedStep.Action.migrate, previousVersion: Version?
+                // The manager's migrations: usually consecutive positions, copied in one go.
+                var firstMigration = 0, migrationCount = 0, consecutive = true
+                var step = runStart
+                repeat {
+                    let action = steps.actions[step]
+                    let position = Int(steps.positions[step])
+                    let version = position >= 0 ? versions[position] : steps.otherVersions[step]
+                    if action == .migrate {
+                        if migrationCount == 0 { firstMigration = position }
+                        consecutive = consecutive && position == firstMigration + migrationCount
+                        migrationCount += 1
+                    }
+                    let previousAppVersion = action == .appVersionChange ? starts[manager].recordedAppVersion : nil
+                    let plannedStep: PlannedStep
+                    if previousAppVersion == nil, edge == declared.to.count || declared.to[edge] != step {
+                        plannedStep = PlannedStep(
+                            manager: name, action: action, version: version,
+                            chain: step > runStart ? (previousAction, previousVersion) : nil, wave: Int(wave[step]))
+                    } else {
+                        var declaredEnd = edge
+                        while declaredEnd < declared.to.count, declared.to[declaredEnd] == step { declaredEnd += 1 }
+                        var dependencies: [PlannedStep.ID] = []
+                        dependencies.reserveCapacity((step > runStart ? 1 : 0) + declaredEnd - edge)
+                        if step > runStart {
+                            dependencies.append(PlannedStep.ID(manager: name, action: previousAction, version: previousVersion))
+                        }
+                        while edge < declaredEnd {
+                            let predecessor = declared.from[edge]
+                            dependencies.append(PlannedStep.ID(
+                                manager: names[Int(steps.managers[predecessor])], action: steps.actions[predecessor],
+                                version: steps.version(of: predecessor, in: graph)))
+                            edge += 1
+                        }
+                        plannedStep = PlannedStep(
+                            manager: name, action: action, version: version, previousAppVersion: previousAppVersion,
+                            dependencies: dependencies, wave: Int(wave[step]))
+                    }
+                    (buffer.baseAddress! + Int(planIndex[step])).initialize(to: plannedStep)
+                    previousAction = action
+                    previousVersion = version
+                    step += 1
+                } while step < count && Int(steps.managers[step]) == manager
+                if consecutive {
+                    pending[manager] = Array(versions[firstMigration..<firstMigration + migrationCount])
+                } else {
+                    pending[manager] = (runStart..<step).filter { steps.actions[$0] == .migrate }.map {
+                        versions[Int(steps.positions[$0])]
+                    }
+                }
+                runStart = step
+            }
+            initializedCount = count
         }
 
         let managerPlans = graph.managers.enumerated().map { index, manager in
@@ -431,9 +523,12 @@ enum MigrationPlanner {
         }
         let plan = MigrationPlan(appVersion: graph.appVersion, managers: managerPlans, steps: plannedSteps, diagnostics: diagnostics)
         return ExecutablePlan(
-            plan: plan, stepManagers: stepManagers, stepPositions: stepPositions, stepStores: stepStores,
+            plan: plan,
+            stepManagers: StepNumbers(values: steps.managers, generationIndex: generationIndex),
+            stepPositions: StepNumbers(values: steps.positions, generationIndex: generationIndex),
             storeCount: inputs.reduce(0) { max($0, $1.storeIndex + 1) },
-            edgeFrom: edgeFrom, edgeTo: edgeTo,
-            records: inputs.map(\.record))
+            records: inputs.map(\.record),
+            storeOfManager: inputs.map(\.storeIndex),
+            planIndex: planIndex, declaredFrom: steps.edgeFrom, declaredTo: steps.edgeTo)
     }
 }

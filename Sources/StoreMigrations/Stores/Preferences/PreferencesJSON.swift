@@ -188,8 +188,12 @@ enum PreferencesJSON {
         private var peek: UInt8? { index < bytes.count ? bytes[index] : nil }
 
         private mutating func skipWhitespace() {
-            while let byte = peek, byte == 0x20 || byte == 0x0A || byte == 0x0D || byte == 0x09 {
-                index += 1
+            // Indexed directly: files are indented, and an optional per byte showed in a launch.
+            while index < bytes.count {
+                switch bytes[index] {
+                case 0x20, 0x0A, 0x0D, 0x09: index += 1
+                default: return
+                }
             }
         }
 
@@ -295,6 +299,21 @@ enum PreferencesJSON {
         private mutating func parseString() throws -> String {
             let start = index
             index += 1
+            // The usual key or value, ASCII without escapes, is made straight from the text's
+            // bytes: ASCII is valid UTF-8 as it is, so nothing needs checking. (`String(bytes:
+            // encoding:)` asks the runtime for three generic types per call on Linux.) Any other
+            // string takes the way below from its start.
+            var end = index
+            while end < bytes.count {
+                let byte = bytes[end]
+                if byte == UInt8(ascii: "\"") {
+                    let string = String(decoding: bytes[index..<end], as: UTF8.self)
+                    index = end + 1
+                    return string
+                }
+                if byte == UInt8(ascii: "\\") || byte < 0x20 || byte >= 0x80 { break }
+                end += 1
+            }
             var utf8: [UInt8] = []
             while true {
                 guard let byte = peek else {
