@@ -116,13 +116,22 @@ struct SplitMix64: RandomNumberGenerator {
     }
 }
 
-/// A line that rewrites itself while a dataset is built.
+/// A line that rewrites itself while a dataset is built, on a terminal; piped to a file or a CI
+/// log, where a carriage return does not rewrite anything, one line a quarter.
 struct ProgressLine {
     let label: String
+    private let isTerminal = isatty(STDERR_FILENO) == 1
+
+    init(label: String) {
+        self.label = label
+    }
+
     func update(_ done: Int, of total: Int) {
-        guard total > 0, done == total || done % max(1, total / 20) == 0 else { return }
-        FileHandle.standardError.write(Data("\r  building \(label): \(done * 100 / total)%".utf8))
-        if done == total { FileHandle.standardError.write(Data("\n".utf8)) }
+        guard total > 0 else { return }
+        let steps = isTerminal ? 20 : 4
+        guard done == total || done % max(1, total / steps) == 0 else { return }
+        let text = "  building \(label): \(done * 100 / total)%"
+        FileHandle.standardError.write(Data((isTerminal ? "\r" + text + (done == total ? "\n" : "") : text + "\n").utf8))
     }
 }
 

@@ -37,6 +37,9 @@ final class LiveProgress: @unchecked Sendable {
             case .skipped(let step, _):
                 states[step.manager] = "\(step.id) skipped"
                 if !isTerminal { Console.line("  \(step.id) skipped") }
+            case .waiting(let step, let wait):
+                states[step.manager] = "\(step.id.description.dropFirst(step.manager.count + 1)) waiting"
+                if !isTerminal { Console.line("  \(step.id) \(wait)") }
             }
             render(force: { if case .progress = event { return false } else { return true } }())
         }

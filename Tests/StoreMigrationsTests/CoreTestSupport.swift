@@ -40,6 +40,7 @@ func describe(_ event: MigrationEvent) -> String {
     case .finished(let step, _): return "finished \(step.id)"
     case .failed(let step, let error): return "failed \(step.id): \(error)"
     case .skipped(let step, let because): return "skipped \(step.id) because \(because?.description ?? "cancelled")"
+    case .waiting(let step, let wait): return "waiting \(step.id): \(wait)"
     }
 }
 

@@ -74,7 +74,7 @@ import Testing
     @Test func theFullNameSplitsIntoApellidosAndNombre() throws {
         try createPersonas(count: 3_000)
         let log = ProgressLog()
-        let outcome = try store.apply(sqliteStep("2.0", context: log.context(version: "2.0")) { db in
+        let outcome = try store.apply(sqliteStep("2.0", run: log.run()) { db in
             try db.migrateSchema(to: Self.personasV2, mappings: [Self.splitNames])
         })
         #expect(outcome == .applied)
@@ -127,7 +127,7 @@ import Testing
         try createPersonas(count: 2_000)
         let before = try store.read { db in try db.schema() }
         #expect(throws: CancellationError.self) {
-            try store.apply(sqliteStep("2.0", context: ProgressLog().context(cancelled: true)) { db in
+            try store.apply(sqliteStep("2.0", run: ProgressLog().run(cancelled: true)) { db in
                 try db.migrateSchema(to: Self.personasV2, mappings: [Self.splitNames])
             })
         }

@@ -27,21 +27,27 @@ final class TemporaryFolder {
 struct TestMigration<Content> {
     let manager: String
     let version: Version
-    var context: MigrationContext?
+    /// The run whose context the step's content carries (progress, cancellation); `nil` for
+    /// a standalone one.
+    var run: (any MigrationRunControl)?
     let body: (inout Content) throws -> Void
 }
 
 func storeMigration<Content>(
     _ manager: String, _ version: Version, _ body: @escaping (inout Content) throws -> Void
 ) -> TestMigration<Content> {
-    TestMigration(manager: manager, version: version, context: nil, body: body)
+    TestMigration(manager: manager, version: version, run: nil, body: body)
 }
 
 extension MigrationStore {
     /// Runs one migration through the coordinator's step executor, as a run would.
     @discardableResult
     func apply(_ migration: TestMigration<Content>) throws -> StepOutcome {
-        try StepExecutor.migrate(migration.version, of: migration.manager, in: self, context: migration.context, migration.body)
+        try StepExecutor.migrate(
+            migration.version, of: migration.manager, in: self,
+            source: migration.run.map { StepSource(run: $0, step: 0) } ?? .standalone,
+            carriesContext: migration.run != nil
+        ) { content, _ in try migration.body(&content) }
     }
 
     /// Each manager's level and hook app version, as the tests written before records held

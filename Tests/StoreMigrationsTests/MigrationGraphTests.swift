@@ -21,8 +21,13 @@ import Testing
         let coordinator = coordinator()
         let prefs = try coordinator.manager("prefs", store: InMemoryStore([String]()))
         registerLogging(["1.0", "1.1", "1.0.0"], on: prefs)
-        #expect(throws: MigrationError.duplicateMigration(manager: "prefs", version: "1.0")) { try coordinator.plan() }
-        #expect(throws: MigrationError.duplicateMigration(manager: "prefs", version: "1")) { try coordinator.run() }
+        let error = try #require(#expect(throws: MigrationError.self) { try coordinator.plan() })
+        #expect(error == .duplicateMigration(manager: "prefs", version: "1.0", alsoRegisteredAs: "1.0.0"))
+        // Both spellings named, and why they are one version.
+        #expect(error.description == "Manager \"prefs\" registers migration 1.0 twice, also as 1.0.0: versions compare "
+            + "as numbers, component by component, missing components counting as zero (1.0 = 1.0.0 = 1.00). Merge the "
+            + "two bodies or give one another version.")
+        #expect(throws: MigrationError.duplicateMigration(manager: "prefs", version: "1", alsoRegisteredAs: "1")) { try coordinator.run() }
         let store = prefs.store
         #expect(store.contents.isEmpty)
     }
@@ -140,7 +145,7 @@ import Testing
             let coordinator = MigrationCoordinator(appVersion: "2")
             let store = Store([])
             registerLogging(registered, on: try coordinator.manager("m", store: store))
-            #expect(throws: MigrationError.duplicateMigration(manager: "m", version: duplicate)) { try coordinator.plan() }
+            #expect(throws: MigrationError.duplicateMigration(manager: "m", version: duplicate, alsoRegisteredAs: duplicate)) { try coordinator.plan() }
             #expect(throws: MigrationError.self) { try coordinator.run() }
             #expect(store.contents.isEmpty)
         }

@@ -131,10 +131,17 @@ import Testing
               prefs (prefs store): level none, first launch (runAll), pending 1.1
               library (library store): level none, first launch (runAll), pending 2.0, 2.1
               thumbs (thumbs store): level none, first launch (runAll), pending 2.0
-              wave 1: prefs@1.1
-              wave 2: library@2.0 after prefs@1.1; thumbs@2.0 after prefs@1.1
-              wave 3: library@2.1 after library@2.0, thumbs@2.0
+              wave 0: prefs@1.1
+              wave 1: library@2.0 after prefs@1.1; thumbs@2.0 after prefs@1.1
+              wave 2: library@2.1 after library@2.0, thumbs@2.0
             """)
+        // The text counts waves as the JSON and `waves` do.
+        let plan = try diamond().plan()
+        #expect(plan.steps.map(\.wave) == [0, 1, 1, 2])
+        let json = try JSONSerialization.jsonObject(with: JSONEncoder().encode(plan)) as? [String: Any]
+        let steps = json?["steps"] as? [[String: Any]]
+        #expect(steps?.map { $0["wave"] as? Int } == [0, 1, 1, 2])
+        #expect(plan.waves[2].map(\.id.description) == ["library@2.1"])
     }
 
     @Test func planRunsNothing() throws {

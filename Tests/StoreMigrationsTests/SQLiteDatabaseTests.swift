@@ -28,7 +28,12 @@ final class ProgressLog: @unchecked Sendable {
     }
 
     func context(manager: String = "library", version: Version = "1.0", cancelled: Bool = false) -> MigrationContext {
-        MigrationContext(manager: manager, version: version, run: RecordingRun(log: self, isCancelled: cancelled), step: 0)
+        MigrationContext(manager: manager, version: version, levelBefore: nil, run: run(cancelled: cancelled), step: 0)
+    }
+
+    /// A run that records the progress of its step into this log.
+    func run(cancelled: Bool = false) -> RecordingRun {
+        RecordingRun(log: self, isCancelled: cancelled)
     }
 }
 

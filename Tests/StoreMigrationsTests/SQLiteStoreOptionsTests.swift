@@ -30,7 +30,7 @@ import CSQLite
     }
 
     func runWithoutTransaction(_ store: SQLiteStore, _ version: Version, _ body: @escaping (Database) throws -> Void) throws -> StepOutcome {
-        try StepExecutor.migrate(version, of: "library", in: store, transaction: .none) { db in try body(db) }
+        try StepExecutor.migrate(version, of: "library", in: store, transaction: .none) { db, _ in try body(db) }
     }
 
     @Test func vacuumRunsInANonTransactionalStepAndIsRecordedOnce() throws {

@@ -10,10 +10,10 @@ import CSQLite
 
 /// A migration for a store, run outside a coordinator.
 func sqliteStep(
-    _ version: Version, manager: String = "library", context: MigrationContext? = nil,
+    _ version: Version, manager: String = "library", run: (any MigrationRunControl)? = nil,
     _ body: @escaping (Database) throws -> Void
 ) -> TestMigration<Database> {
-    TestMigration(manager: manager, version: version, context: context) { db in try body(db) }
+    TestMigration(manager: manager, version: version, run: run) { db in try body(db) }
 }
 
 private struct BodyFailure: Error, Equatable {
@@ -198,14 +198,14 @@ private struct BodyFailure: Error, Equatable {
     @Test func transformRowsReportsThroughTheStepsContext() throws {
         try applyInitialSchema(to: store)
         let log = ProgressLog()
-        let context = log.context(version: "1.1")
-        let outcome = try store.apply(sqliteStep("1.1", context: context) { db in
+        let run = log.run()
+        let outcome = try store.apply(sqliteStep("1.1", run: run) { db in
             try db.addColumn("guid", type: .text, to: "event")
             try db.transformRows(in: "event", columns: ["guid"], batchSize: 6) { _ in ["guid": .text(UUID().uuidString)] }
         })
         #expect(outcome == .applied)
         #expect(log.fractions == [0.3, 0.6, 0.9, 1])
-        #expect(context.progress.fractionCompleted == 1)
+        #expect(run.progress(ofStep: 0).fractionCompleted == 1)
         #expect(try store.read { try $0.scalar("SELECT count(DISTINCT guid) FROM event", as: Int.self) } == 20)
     }
 

@@ -228,7 +228,7 @@ import Testing
         let coordinator = MigrationCoordinator(appVersion: "2")
         let store = Store([])
         registerLogging(["1", "1.0"], on: try coordinator.manager("a", store: store))
-        await #expect(throws: MigrationError.duplicateMigration(manager: "a", version: "1")) { try await coordinator.run() }
+        await #expect(throws: MigrationError.duplicateMigration(manager: "a", version: "1", alsoRegisteredAs: "1.0")) { try await coordinator.run() }
     }
 
     @Test func taskCancellationCancelsTheRun() async throws {

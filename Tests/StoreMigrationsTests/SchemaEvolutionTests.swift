@@ -480,7 +480,7 @@ import Testing
             Self.notaColumns(replacing: "fecha", with: .column("momento", .text, renamedFrom: "fecha"))
                 + [.column("guid", .text)],
             indexes: [.index("nota_on_fecha", on: ["momento"])])
-        let outcome = try store.apply(sqliteStep("2.0", context: log.context()) { db in
+        let outcome = try store.apply(sqliteStep("2.0", run: log.run()) { db in
             try db.migrateSchema(to: v2)
         })
         #expect(outcome == .applied)

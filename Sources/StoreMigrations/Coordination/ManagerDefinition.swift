@@ -4,7 +4,7 @@
 final class ManagerDefinition: Sendable {
     /// A step to carry out on the manager's store.
     enum Request {
-        case migrate(position: Int, MigrationContext)
+        case migrate(position: Int)
         case baseline(Version)
         case reset(newerThan: Version)
         case appVersionChange(Version)
@@ -23,7 +23,7 @@ final class ManagerDefinition: Sendable {
     let readRecords: @Sendable () throws -> [String: MigrationRecord]
     /// The first-launch policy's decision; reads the store for ``FirstLaunchPolicy/decide(_:)``.
     let decideFirstLaunch: @Sendable () throws -> FirstLaunchDecision
-    let perform: @Sendable (Request) throws -> StepOutcome
+    let perform: @Sendable (Request, StepSource) throws -> StepOutcome
 
     init(
         name: String, storeDescription: String, identity: StoreIdentity, isRebuildable: Bool,
@@ -31,7 +31,7 @@ final class ManagerDefinition: Sendable {
         latePolicy: LateMigrationPolicy, hasHook: Bool,
         readRecords: @escaping @Sendable () throws -> [String: MigrationRecord],
         decideFirstLaunch: @escaping @Sendable () throws -> FirstLaunchDecision,
-        perform: @escaping @Sendable (Request) throws -> StepOutcome
+        perform: @escaping @Sendable (Request, StepSource) throws -> StepOutcome
     ) {
         self.name = name
         self.storeDescription = storeDescription
@@ -95,21 +95,21 @@ extension MigrationManager {
                     }
                 }
             },
-            perform: { [versions, bodies, transactions] request in
+            perform: { [versions, bodies, transactions] request, source in
                 switch request {
-                case let .migrate(position, context):
+                case let .migrate(position):
                     return try StepExecutor.migrate(
-                        versions[position], of: name, in: store, context: carriesContext ? context : nil,
+                        versions[position], of: name, in: store, source: source, carriesContext: carriesContext,
                         transaction: transactions[position]
-                    ) { content in
+                    ) { content, context in
                         try bodies[position].run(&content, context)
                     }
                 case let .baseline(version):
-                    return try StepExecutor.baseline(version, of: name, in: store)
+                    return try StepExecutor.baseline(version, of: name, in: store, source: source)
                 case let .reset(appVersion):
-                    return try StepExecutor.reset(name, in: store, newerThan: appVersion)
+                    return try StepExecutor.reset(name, in: store, newerThan: appVersion, source: source)
                 case let .appVersionChange(current):
-                    return try StepExecutor.appVersionChange(to: current, of: name, in: store) { previous, current in
+                    return try StepExecutor.appVersionChange(to: current, of: name, in: store, source: source) { previous, current in
                         for hook in hooks { try hook(previous, current) }
                     }
                 }

@@ -19,19 +19,33 @@ public final class MigrationContext: Sendable {
     public let manager: String
     /// The migration's version.
     public let version: Version
+    /// The manager's level when the step started, read under the store's lock: `nil` on a
+    /// first launch (or after a reset), else the highest version applied or baselined. A body
+    /// that converts data in several shapes can tell which one it finds:
+    ///
+    /// ```swift
+    /// prefs.register("3.0") { prefs, context in
+    ///     if let level = context.levelBefore, level < "2.0" { try convertFromVersion1(&prefs) }
+    ///     try convertFromVersion2(&prefs)
+    /// }
+    /// ```
+    ///
+    /// A late migration (registered below a level already reached) sees that higher level.
+    public let levelBefore: Version?
     private let run: any MigrationRunControl
     private let step: Int
 
-    init(manager: String, version: Version, run: any MigrationRunControl, step: Int) {
+    init(manager: String, version: Version, levelBefore: Version?, run: any MigrationRunControl, step: Int) {
         self.manager = manager
         self.version = version
+        self.levelBefore = levelBefore
         self.run = run
         self.step = step
     }
 
     /// A context for running a store's migration outside a coordinator, e.g. in a store's tests.
-    public convenience init(manager: String, version: Version) {
-        self.init(manager: manager, version: version, run: StandaloneRun(), step: 0)
+    public convenience init(manager: String, version: Version, levelBefore: Version? = nil) {
+        self.init(manager: manager, version: version, levelBefore: levelBefore, run: StandaloneRun(), step: 0)
     }
 
     static let progressUnits: Int64 = 1_000
@@ -69,12 +83,28 @@ protocol MigrationRunControl: AnyObject, Sendable {
     var isCancelled: Bool { get }
     func progress(ofStep step: Int) -> Progress
     func reportProgress(ofStep step: Int, fraction: Double)
+    /// Tells the run's observer that `step` waits for its store.
+    func reportWait(_ wait: StoreWait, ofStep step: Int)
 }
 
-/// The run of a context made outside a coordinator: never cancelled, with a progress of its own.
-private final class StandaloneRun: MigrationRunControl {
+extension MigrationRunControl {
+    func reportWait(_ wait: StoreWait, ofStep step: Int) {}
+}
+
+/// The run of a context or a transaction made outside a coordinator: never cancelled, with a
+/// progress of its own, and waits reported to `onWait` if given.
+final class StandaloneRun: MigrationRunControl {
     private let stepProgress = Progress(totalUnitCount: MigrationContext.progressUnits)
     private let lock = NSLock()
+    private let onWait: (@Sendable (StoreWait) -> Void)?
+
+    init(onWait: (@Sendable (StoreWait) -> Void)? = nil) {
+        self.onWait = onWait
+    }
+
+    func reportWait(_ wait: StoreWait, ofStep step: Int) {
+        onWait?(wait)
+    }
 
     var isCancelled: Bool { false }
 

@@ -83,6 +83,22 @@ public final class MigrationCoordinator: @unchecked Sendable {
         }
     }
 
+    /// Creates the manager called `name` for a store whose type is chosen at run time, wrapped in
+    /// an ``AnyMigrationStore``; its bodies edit the store's `Content` as they would on the store
+    /// itself.
+    ///
+    /// ```swift
+    /// let store: any MigrationStore<Preferences> = inAppGroup ? UserDefaultsStore(suiteName: group) : PreferencesStore(url: url)
+    /// let settings = try coordinator.manager("settings", store: store)
+    /// ```
+    ///
+    /// - Throws: ``MigrationError/duplicateManager(name:)`` when a manager has that name already.
+    public func manager<Content>(
+        _ name: String, store: any MigrationStore<Content>
+    ) throws -> MigrationManager<AnyMigrationStore<Content>> {
+        try manager(name, store: AnyMigrationStore(store))
+    }
+
     /// Computes the pending work without running anything: validates the graph, reads every
     /// manager's record and applies the first-launch, late-migration and newer-store policies.
     ///
@@ -137,7 +153,11 @@ public final class MigrationCoordinator: @unchecked Sendable {
         }
     }
 
-    /// Runs the pending work in the background and calls `completion` on `queue` when it is done.
+    /// Runs the pending work in the background and calls `completion` on `queue` when it is done:
+    /// the main queue unless told otherwise, as an app's launch screen wants.
+    ///
+    /// A command-line tool or a server whose main thread does not run a run loop or
+    /// `dispatchMain()` never drains the main queue: pass a queue of your own there.
     ///
     /// ```swift
     /// let handle = coordinator.run(queue: .main) { result in
@@ -150,7 +170,7 @@ public final class MigrationCoordinator: @unchecked Sendable {
     /// ```
     @discardableResult
     public func run(
-        targets: [MigrationReference]? = nil, queue: DispatchQueue,
+        targets: [MigrationReference]? = nil, queue: DispatchQueue = .main,
         completion: @escaping @Sendable (Result<MigrationReport, any Error>) -> Void
     ) -> MigrationRunHandle {
         let handle = MigrationRunHandle()

@@ -10,7 +10,7 @@ import Foundation
 ///
 /// Events arrive on the scheduler's threads, several at once when stores run in parallel: an
 /// observer must be quick and thread-safe.
-public enum MigrationEvent: Sendable {
+public enum MigrationEvent: Sendable, CustomStringConvertible {
     /// The run planned these steps and is about to start them.
     case planned(MigrationPlan)
     /// A step started.
@@ -24,4 +24,23 @@ public enum MigrationEvent: Sendable {
     /// A step will not run: a step it depends on failed (`because`), or the run was cancelled or
     /// stopped (`because` is `nil`).
     case skipped(PlannedStep, because: PlannedStep.ID?)
+    /// A step waits for its store: another process or connection holds the lock it needs (see
+    /// ``StoreWait``). The step goes on by itself when the lock is free, or fails once the
+    /// store's time-out has passed.
+    case waiting(PlannedStep, StoreWait)
+
+    /// One line for a log: `library@2.0: skipped because library@1.1 failed`.
+    public var description: String {
+        switch self {
+        case .planned(let plan):
+            return plan.isUpToDate ? "planned: up to date" : "planned \(plan.steps.count) step\(plan.steps.count == 1 ? "" : "s")"
+        case .started(let step): return "\(step.id): started"
+        case let .progress(step, fraction): return "\(step.id): \(Int((fraction * 100).rounded()))%"
+        case let .finished(step, duration): return "\(step.id): finished in \(MigrationReport.format(duration))"
+        case let .failed(step, error): return "\(step.id): failed: \(error)"
+        case let .skipped(step, failed?): return "\(step.id): skipped because \(failed) failed"
+        case .skipped(let step, nil): return "\(step.id): skipped (the run was cancelled or stopped)"
+        case let .waiting(step, wait): return "\(step.id): \(wait)"
+        }
+    }
 }

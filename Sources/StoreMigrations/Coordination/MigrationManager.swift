@@ -2,7 +2,7 @@ import Foundation
 
 /// A named set of versioned migrations for one store.
 ///
-/// Get one from ``MigrationCoordinator/manager(_:store:)``, then register migrations in any
+/// Get one from ``MigrationCoordinator/manager(_:store:)->MigrationManager<Store>``, then register migrations in any
 /// order: they run in version order, once each, up to the app version.
 ///
 /// ```swift
@@ -20,23 +20,51 @@ public final class MigrationManager<Store: MigrationStore>: @unchecked Sendable 
 
     /// Registered migrations, in registration order, as parallel arrays: planning reads the
     /// versions of many thousands of migrations, which a generic element type would slow down.
+    ///
+    /// Registering is inlinable, so that an app's calls are specialized for its store types:
+    /// unspecialized, every append to `bodies` asked the runtime for the generic metadata of
+    /// `RegisteredBody` and of its array (hash-table lookups, about 1,000 instructions a call,
+    /// a fifth of an up-to-date launch).
+    @usableFromInline
     struct Registrations {
-        var versions: [Version] = []
-        var dependencies: [[MigrationReference]] = []
-        var bodies: [RegisteredBody] = []
-        var transactions: [TransactionMode] = []
+        @usableFromInline var versions: [Version] = []
+        @usableFromInline var dependencies: [[MigrationReference]] = []
+        @usableFromInline var bodies: [RegisteredBody] = []
+        @usableFromInline var transactions: [TransactionMode] = []
+
+        @usableFromInline
+        init() {}
+
+        @inlinable
+        mutating func append(
+            _ version: Version, _ dependencies: [MigrationReference], _ transaction: TransactionMode, _ body: RegisteredBody
+        ) {
+            // Room for a few versions from the first one: growing four arrays one by one from
+            // empty took a launch's registrations more copies than appends.
+            if versions.isEmpty {
+                versions.reserveCapacity(16)
+                self.dependencies.reserveCapacity(16)
+                bodies.reserveCapacity(16)
+                transactions.reserveCapacity(16)
+            }
+            versions.append(version)
+            self.dependencies.append(dependencies)
+            bodies.append(body)
+            transactions.append(transaction)
+        }
     }
 
     /// A body as it was registered: wrapping a plain body in a closure that takes a context
-    /// would cost a runtime type lookup per registration, a measurable part of a launch.
-    enum RegisteredBody {
+    /// would cost an allocation per registration, and its release, a measurable part of a launch.
+    @usableFromInline
+    enum RegisteredBody: Sendable {
         case plain(Body)
         case withContext(BodyWithContext)
 
-        func run(_ content: inout Store.Content, _ context: MigrationContext) throws {
+        func run(_ content: inout Store.Content, _ context: () -> MigrationContext) throws {
             switch self {
             case .plain(let body): try body(&content)
-            case .withContext(let body): try body(&content, context)
+            case .withContext(let body): try body(&content, context())
             }
         }
     }
@@ -47,8 +75,10 @@ public final class MigrationManager<Store: MigrationStore>: @unchecked Sendable 
     public let store: Store
 
     // Registration happens on the app's launch thread while plans may be read from others.
-    private let lock = NSLock()
-    private var registrations = Registrations()
+    @usableFromInline let lock = NSLock()
+    // Only ever accessed with `lock` held, which already excludes overlapping accesses: the
+    // runtime's exclusivity check cost each registration more than its lock.
+    @exclusivity(unchecked) @usableFromInline var registrations = Registrations()
     private var hooks: [@Sendable (Version?, Version) throws -> Void] = []
     private var firstLaunch: FirstLaunchPolicy<Store> = .runAll
     private var newerStore: NewerStorePolicy = .fail
@@ -93,6 +123,7 @@ public final class MigrationManager<Store: MigrationStore>: @unchecked Sendable 
     ///   - transaction: ``TransactionMode/none`` for a body that must run outside the store's
     ///     transaction (`VACUUM`, `CREATE INDEX CONCURRENTLY`): at least once, not exactly once.
     ///   - body: Edits the store's content.
+    @inlinable
     public func register(
         _ version: Version, dependsOn dependencies: [MigrationReference] = [],
         transaction: TransactionMode = .transactional, _ body: @escaping Body
@@ -107,6 +138,7 @@ public final class MigrationManager<Store: MigrationStore>: @unchecked Sendable 
     ///     try db.transformRows(in: "event", columns: ["guid"]) { _ in ["guid": .text(UUID().uuidString)] }
     /// }
     /// ```
+    @inlinable
     public func register(
         _ version: Version, dependsOn dependencies: [MigrationReference] = [],
         transaction: TransactionMode = .transactional, _ body: @escaping BodyWithContext
@@ -114,14 +146,12 @@ public final class MigrationManager<Store: MigrationStore>: @unchecked Sendable 
         append(version, dependencies, transaction, .withContext(body))
     }
 
-    private func append(
+    @inlinable
+    func append(
         _ version: Version, _ dependencies: [MigrationReference], _ transaction: TransactionMode, _ body: RegisteredBody
     ) {
         lock.lock()
-        registrations.versions.append(version)
-        registrations.dependencies.append(dependencies)
-        registrations.bodies.append(body)
-        registrations.transactions.append(transaction)
+        registrations.append(version, dependencies, transaction, body)
         lock.unlock()
     }
 
@@ -209,3 +239,4 @@ public final class MigrationManager<Store: MigrationStore>: @unchecked Sendable 
         lock.withLock { (registrations, hooks, firstLaunch, newerStore, late) }
     }
 }
+

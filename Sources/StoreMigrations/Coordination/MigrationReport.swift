@@ -175,7 +175,7 @@ public struct MigrationRunError: Error, Sendable, CustomStringConvertible, Local
             let manager = report.managers.first { $0.name == failure.step.manager }
             let skipped = report.steps.filter { $0.outcome == .skipped(because: failure.step.id) }.map(\.step.id.description)
             var line = "Migration \(failure.step.id) on \(manager?.store ?? "its store") failed: "
-                + "\(failure.error.map { "\($0)" } ?? "unknown error"). Its level stays at \(manager?.levelAfter?.description ?? "none")"
+                + "\(failure.error.map { "\($0)".quotableInSentence } ?? "unknown error"). Its level stays at \(manager?.levelAfter?.description ?? "none")"
             line += skipped.isEmpty ? "." : "; skipped because of it: \(skipped.joined(separator: ", "))."
             lines.append(line)
         }

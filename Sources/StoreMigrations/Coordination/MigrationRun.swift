@@ -104,13 +104,12 @@ final class MigrationRun: MigrationRunControl, Sendable {
             let version = executable.plan.steps[index].version
             switch executable.plan.steps[index].action {
             case .migrate:
-                let context = MigrationContext(manager: manager.name, version: version!, run: self, step: index)
-                request = .migrate(position: executable.stepPositions[index], context)
+                request = .migrate(position: executable.stepPositions[index])
             case .baseline: request = .baseline(version!)
             case .reset: request = .reset(newerThan: executable.plan.appVersion)
             case .appVersionChange: request = .appVersionChange(version!)
             }
-            outcome = .succeeded(try manager.perform(request))
+            outcome = .succeeded(try manager.perform(request, StepSource(run: self, step: index)))
         } catch {
             outcome = .failed(error)
         }
@@ -127,6 +126,10 @@ final class MigrationRun: MigrationRunControl, Sendable {
 
     func progress(ofStep step: Int) -> Progress {
         runProgress.child(ofStep: step)
+    }
+
+    func reportWait(_ wait: StoreWait, ofStep step: Int) {
+        observer?(.waiting(executable.plan.steps[step], wait))
     }
 
     func reportProgress(ofStep step: Int, fraction: Double) {

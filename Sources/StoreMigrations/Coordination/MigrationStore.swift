@@ -35,7 +35,7 @@
 ///     }
 /// }
 /// ```
-public protocol MigrationStore: AnyObject, Sendable, CustomStringConvertible {
+public protocol MigrationStore<Content>: AnyObject, Sendable, CustomStringConvertible {
     /// What a migration body edits: `inout Preferences`, a `Database`, a `CacheDirectory`, ….
     associatedtype Content
 
@@ -71,6 +71,16 @@ public protocol MigrationStore: AnyObject, Sendable, CustomStringConvertible {
     /// ``MigrationError/transactionModeNotSupported(migration:store:)``.
     func withoutTransaction<T>(_ body: (inout [String: MigrationRecord], inout Content) throws -> T) throws -> T
 
+    /// Like ``transaction(_:)``, told which migration runs and where to report a wait (see
+    /// ``TransactionRequest``). The coordinator calls this one; the default implementation
+    /// calls ``transaction(_:)``, so a store that neither waits nor treats migrations apart
+    /// need not implement it.
+    func transaction<T>(_ request: TransactionRequest, _ body: (inout [String: MigrationRecord], inout Content) throws -> T) throws -> T
+
+    /// Like ``withoutTransaction(_:)``, told which migration runs and where to report a wait.
+    /// The default implementation calls ``withoutTransaction(_:)``.
+    func withoutTransaction<T>(_ request: TransactionRequest, _ body: (inout [String: MigrationRecord], inout Content) throws -> T) throws -> T
+
     /// Throws the content away, for the ``NewerStorePolicy/reset`` policy; called inside
     /// ``transaction(_:)``. Only called on rebuildable stores; the default implementation throws
     /// ``MigrationError/resetNotSupported(manager:store:)`` (the coordinator names the manager).
@@ -87,6 +97,16 @@ extension MigrationStore {
     /// Refuses: the store runs every step in a transaction.
     public func withoutTransaction<T>(_ body: (inout [String: MigrationRecord], inout Content) throws -> T) throws -> T {
         throw MigrationError.transactionModeNotSupported(migration: MigrationReference(manager: "", version: 0), store: description)
+    }
+
+    /// Runs ``transaction(_:)``: the store reports no waits.
+    public func transaction<T>(_ request: TransactionRequest, _ body: (inout [String: MigrationRecord], inout Content) throws -> T) throws -> T {
+        try transaction(body)
+    }
+
+    /// Runs ``withoutTransaction(_:)``: the store reports no waits.
+    public func withoutTransaction<T>(_ request: TransactionRequest, _ body: (inout [String: MigrationRecord], inout Content) throws -> T) throws -> T {
+        try withoutTransaction(body)
     }
 
     /// Refuses: a store that is not rebuildable must not lose its contents.

@@ -10,35 +10,50 @@ enum StepOutcome: Sendable, Hashable {
 }
 
 /// The one place that decides, for every kind of step, "already done? skip : do it and record
-/// it". Each function runs inside one ``MigrationStore/transaction(_:)``: the record it looks at
+/// it". Each function runs inside one ``MigrationStore/transaction(_:_:)``, told which migration
+/// runs and where waits are reported (``TransactionRequest``): the record it looks at
 /// is read again under the store's lock, and the record it changes is committed with the
 /// content, or not at all when anything throws. Stores only lock and commit.
 enum StepExecutor {
     /// Runs migration `version` of `manager` unless the record shows it applied, then adds it to
-    /// the applied set with when it started and how long it took. Content that carries a context
-    /// (``MigrationContextCarrier``) is given `context` for the length of the body.
+    /// the applied set with when it started and how long it took. The body gets a function that
+    /// makes the step's ``MigrationContext`` (with the level read under the lock) on first use;
+    /// content that carries a context (``MigrationContextCarrier``, when `carriesContext`) is
+    /// given it for the length of the body.
     static func migrate<Store: MigrationStore>(
-        _ version: Version, of manager: String, in store: Store, context: MigrationContext? = nil,
-        transaction mode: TransactionMode = .transactional, _ body: (inout Store.Content) throws -> Void
+        _ version: Version, of manager: String, in store: Store, source: StepSource = .standalone,
+        carriesContext: Bool = false, transaction mode: TransactionMode = .transactional,
+        _ body: (inout Store.Content, () -> MigrationContext) throws -> Void
     ) throws -> StepOutcome {
         let migration = MigrationReference(manager: manager, version: version)
         func step(_ records: inout [String: MigrationRecord], _ content: inout Store.Content) throws -> StepOutcome {
             if let record = records[manager], record.isApplied(version) { return .alreadyApplied(level: record.level) }
             let startedAt = Date()
             let start = ContinuousClock.now
-            let carrier = context == nil ? nil : content as? any MigrationContextCarrier
-            carrier?.context = context
+            // Made only for a body or a content that asks for it: most steps never do, and the
+            // 100,000-step benchmark sees one allocation a step.
+            let levelBefore = records[manager]?.level
+            var made: MigrationContext?
+            func context() -> MigrationContext {
+                if let made { return made }
+                let context = MigrationContext(manager: manager, version: version, levelBefore: levelBefore, run: source.run, step: source.step)
+                made = context
+                return context
+            }
+            let carrier = carriesContext ? content as? any MigrationContextCarrier : nil
+            carrier?.context = context()
             defer { carrier?.context = nil }
-            try body(&content)
+            try body(&content, context)
             // In place: a copy of the record would copy its whole applied set on every step.
             records[manager, default: MigrationRecord()]
                 .markApplied(version, at: startedAt, duration: (ContinuousClock.now - start).seconds)
             return .applied
         }
+        let request = TransactionRequest(migration: migration, source: source)
         do {
             switch mode {
-            case .transactional: return try store.transaction(step)
-            case .none: return try store.withoutTransaction(step)
+            case .transactional: return try store.transaction(request, step)
+            case .none: return try store.withoutTransaction(request, step)
             }
         } catch MigrationError.transactionModeNotSupported(_, let description) {
             throw MigrationError.transactionModeNotSupported(migration: migration, store: description)
@@ -49,8 +64,10 @@ enum StepExecutor {
 
     /// Records `version` as `manager`'s baseline mark, unless the manager already has a level
     /// (another process migrated it meanwhile, or the app adopted the library earlier).
-    static func baseline<Store: MigrationStore>(_ version: Version, of manager: String, in store: Store) throws -> StepOutcome {
-        try store.transaction { records, _ in
+    static func baseline<Store: MigrationStore>(
+        _ version: Version, of manager: String, in store: Store, source: StepSource = .standalone
+    ) throws -> StepOutcome {
+        try store.transaction(TransactionRequest(migration: nil, source: source)) { records, _ in
             var record = records[manager] ?? MigrationRecord()
             if let level = record.level { return .alreadyApplied(level: level) }
             record.baseline = version
@@ -62,9 +79,11 @@ enum StepExecutor {
     /// Throws the store's content away and forgets `manager`'s record, unless the record no
     /// longer shows a level past `appVersion`: then another process has reset (and perhaps
     /// migrated) the store already, and resetting again would lose its work.
-    static func reset<Store: MigrationStore>(_ manager: String, in store: Store, newerThan appVersion: Version) throws -> StepOutcome {
+    static func reset<Store: MigrationStore>(
+        _ manager: String, in store: Store, newerThan appVersion: Version, source: StepSource = .standalone
+    ) throws -> StepOutcome {
         do {
-            return try store.transaction { records, content in
+            return try store.transaction(TransactionRequest(migration: nil, source: source)) { records, content in
                 guard let level = records[manager]?.level, level.base > appVersion else {
                     return .alreadyApplied(level: records[manager]?.level)
                 }
@@ -80,10 +99,10 @@ enum StepExecutor {
     /// Runs `hook` once for app version `current` and records that version, so that of several
     /// processes launching together only one runs it. A hook that throws records nothing.
     static func appVersionChange<Store: MigrationStore>(
-        to current: Version, of manager: String, in store: Store,
+        to current: Version, of manager: String, in store: Store, source: StepSource = .standalone,
         _ hook: (_ previous: Version?, _ current: Version) throws -> Void
     ) throws -> StepOutcome {
-        try store.transaction { records, _ in
+        try store.transaction(TransactionRequest(migration: nil, source: source)) { records, _ in
             var record = records[manager] ?? MigrationRecord()
             if record.appVersion == current { return .alreadyApplied(level: record.level) }
             try hook(record.appVersion, current)
@@ -97,6 +116,17 @@ enum StepExecutor {
     static func forget<Store: MigrationStore>(_ manager: String, in store: Store) throws {
         try store.transaction { records, _ in records[manager] = nil }
     }
+}
+
+/// The run and step a store's transaction works for: where its context reports progress and
+/// its store reports waits. A reference and an index, so that passing it allocates nothing per
+/// step (a closure capturing the step would).
+struct StepSource {
+    let run: any MigrationRunControl
+    let step: Int
+
+    /// Steps run outside a coordinator's run (``MigrationManager/reset()``, tests).
+    static var standalone: StepSource { StepSource(run: StandaloneRun(), step: 0) }
 }
 
 /// An error a store throws without knowing which migration it was working for; the step

@@ -13,8 +13,10 @@ import Foundation
 public enum MigrationError: Error, Sendable, Hashable, CustomStringConvertible, LocalizedError {
     /// Two managers were given the same name.
     case duplicateManager(name: String)
-    /// One manager registered the same version twice (`1.0` and `1.0.0` are the same version).
-    case duplicateMigration(manager: String, version: Version)
+    /// One manager registered the same version twice: `version` first, then
+    /// `alsoRegisteredAs`, which may be spelled differently (`1.0` and `1.0.0`, or `1.00`, are
+    /// the same version).
+    case duplicateMigration(manager: String, version: Version, alsoRegisteredAs: Version)
     /// A dependency names a manager the coordinator does not have.
     case unknownManager(dependency: MigrationReference, of: MigrationReference)
     /// A dependency names a version its manager never registered.
@@ -53,10 +55,12 @@ public enum MigrationError: Error, Sendable, Hashable, CustomStringConvertible, 
         case let .duplicateManager(name):
             return "A manager named \"\(name)\" already exists. Give each manager a unique name: "
                 + "levels are recorded under it."
-        case let .duplicateMigration(manager, version):
-            return "Manager \"\(manager)\" registers migration \(version) twice (versions that "
-                + "differ only by trailing zeros are the same). Merge the two bodies or give one "
-                + "another version."
+        case let .duplicateMigration(manager, version, other):
+            let spellings = version.description == other.description ? "" : ", also as \(other): versions "
+                + "compare as numbers, component by component, missing components counting as zero "
+                + "(1.0 = 1.0.0 = 1.00)"
+            return "Manager \"\(manager)\" registers migration \(version) twice\(spellings). Merge the "
+                + "two bodies or give one another version."
         case let .unknownManager(dependency, dependent):
             return "Migration \(dependent) depends on \(dependency), but there is no manager named "
                 + "\"\(dependency.manager)\". Create that manager before planning, or fix the name."
@@ -87,12 +91,19 @@ public enum MigrationError: Error, Sendable, Hashable, CustomStringConvertible, 
                 + "managers \(others.map { "\"\($0)\"" }.joined(separator: ", ")): a reset would throw their data away "
                 + "while their levels stay. Give the manager a store of its own, or use .fail or .ignore."
         case let .unreadableState(manager, store, reason):
-            return "The level of manager \"\(manager)\" cannot be read from \(store): \(reason). "
-                + "Nothing was migrated; the store was left as it is. Fix access to the store and "
+            let opening = "The level of manager \"\(manager)\" cannot be read from \(store)"
+            // A store's own typed error already says what happened, that nothing was migrated,
+            // and what to do about it; repeating those, or advising "access" for a damaged
+            // file, would only blur its message.
+            if reason.contains("Nothing was migrated") { return opening + ". " + reason }
+            return opening + ": " + reason.quotableInSentence
+                + ". Nothing was migrated; the store was left as it is. Fix access to the store and "
                 + "launch again (an unreadable level is never taken for a first launch)."
         case let .firstLaunchDecisionFailed(manager, store, reason):
-            return "The first-launch decision of manager \"\(manager)\" on \(store) threw: "
-                + "\(reason). Nothing was migrated."
+            let opening = "The first-launch decision of manager \"\(manager)\" on \(store) threw"
+            if reason.contains("Nothing was migrated") { return opening + ". " + reason }
+            return opening + ": " + reason.quotableInSentence
+                + ". Nothing was migrated. Fix the decision closure, or choose .runAll or .baseline."
         case let .lateMigrations(manager, store, versions, level):
             let list = versions.map { "\(manager)@\($0)" }.joined(separator: ", ")
             return "Manager \"\(manager)\" on \(store) is at level \(level), but \(list) "

@@ -48,7 +48,8 @@ struct MigrationGraph {
             managerIndex[manager.name] = index
             for position in manager.versions.indices.dropFirst()
             where manager.versions[position] == manager.versions[position - 1] {
-                throw MigrationError.duplicateMigration(manager: manager.name, version: manager.versions[position])
+                throw MigrationError.duplicateMigration(
+                    manager: manager.name, version: manager.versions[position - 1], alsoRegisteredAs: manager.versions[position])
             }
             firstNode.append(firstNode[index] + manager.versions.count)
             aheadStart.append(Self.partition(manager.versions) { $0.base > appVersion })

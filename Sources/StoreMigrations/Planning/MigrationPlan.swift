@@ -109,7 +109,8 @@ public struct MigrationPlan: Sendable, Hashable, Codable, CustomStringConvertibl
             lines.append(line)
         }
         for (index, wave) in waves.enumerated() {
-            lines.append("  wave \(index + 1): " + wave.map(\.description).joined(separator: "; "))
+            // From 0, as `PlannedStep.wave` in the JSON and the `waves` array count them.
+            lines.append("  wave \(index): " + wave.map(\.description).joined(separator: "; "))
         }
         lines += diagnostics.map { "  note: \($0)" }
         return lines.joined(separator: "\n")

@@ -23,16 +23,18 @@ final class FileLock {
     let url: URL
     private var descriptor: Int32
 
-    /// Locks `url`, creating the file if needed, and waits at most `timeout` for another holder.
+    /// Locks `url`, creating the file if needed, and waits at most `timeout` for another holder,
+    /// telling `waiting` when the wait begins.
     ///
     /// - Throws: ``FileStoreError`` with operation `.waitForLock` after the timeout, `.openLockFile`
     ///   or `.lock` when the system refuses.
-    init(url: URL, store: String, timeout: Duration) throws {
+    init(url: URL, store: String, timeout: Duration, waiting: TransactionRequest? = nil) throws {
         self.url = url
         let path = url.path
         let clock = ContinuousClock()
         let deadline = clock.now.advanced(by: timeout)
         var pause = Duration.milliseconds(1)
+        var reported = false
 
         while true {
             let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
@@ -47,12 +49,18 @@ final class FileLock {
                     close(descriptor)
                     throw FileStoreError.system(.lock, path: path, store: store, code: code)
                 }
+                if !reported, let waiting {
+                    reported = true
+                    waiting.waiting(StoreWait(
+                        store: store, lock: "the lock file \(path)", holderProcessID: LockOwner.processID(onFileAt: path)))
+                }
                 let remaining = deadline - clock.now
                 guard remaining > .zero else {
                     close(descriptor)
+                    let holder = LockOwner.processID(onFileAt: path).map { " (pid \($0))" } ?? ""
                     throw FileStoreError(
                         .waitForLock, path: path, store: store, code: code,
-                        reason: "another process still held it after \(Self.describe(timeout))")
+                        reason: "another process\(holder) still held it after \(Self.describe(timeout))")
                 }
                 Thread.sleep(forTimeInterval: Self.seconds(min(pause, remaining)))
                 pause = min(pause * 2, .milliseconds(50))
@@ -81,9 +89,9 @@ final class FileLock {
 
     /// Runs `body` while holding the lock on `url`.
     static func withLock<T>(
-        url: URL, store: String, timeout: Duration, _ body: () throws -> T
+        url: URL, store: String, timeout: Duration, waiting: TransactionRequest? = nil, _ body: () throws -> T
     ) throws -> T {
-        let lock = try FileLock(url: url, store: store, timeout: timeout)
+        let lock = try FileLock(url: url, store: store, timeout: timeout, waiting: waiting)
         defer { lock.unlock() }
         return try body()
     }
@@ -92,10 +100,11 @@ final class FileLock {
     /// (running creates what it needs; planning never takes the lock), then, under the lock,
     /// removes the temporary files writers of `file` killed mid-write left behind.
     static func withStoreLock<T>(
-        url: URL, store: String, timeout: Duration, guarding file: AtomicFile, _ body: () throws -> T
+        url: URL, store: String, timeout: Duration, guarding file: AtomicFile, waiting: TransactionRequest? = nil,
+        _ body: () throws -> T
     ) throws -> T {
         try FileStoreError.createFolder(url.deletingLastPathComponent(), store: store)
-        return try withLock(url: url, store: store, timeout: timeout) {
+        return try withLock(url: url, store: store, timeout: timeout, waiting: waiting) {
             file.removeTemporaryLeftovers()
             return try body()
         }

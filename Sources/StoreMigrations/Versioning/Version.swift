@@ -241,7 +241,9 @@ public struct Version: Sendable {
     private static func reason(at index: Int, in utf8: [UInt8]) -> String {
         if utf8.isEmpty { return "it is empty" }
         if index >= utf8.count { return "it ends where a number is expected" }
+        // Escaped, so that a newline or a tab read from a file shows as \n or \t.
         let character = String(decoding: [utf8[index]], as: UTF8.self)
+            .unicodeScalars.map { $0.escaped(asASCII: false) }.joined()
         return "'\(character)' at offset \(index) is not allowed here"
     }
 
@@ -280,16 +282,20 @@ public struct Version: Sendable {
 /// catch let error as VersionError { print(error) }
 /// // "1.1a" is not a version: 'a' at offset 3 is not allowed here. ...
 /// ```
-public struct VersionError: Error, Sendable, Hashable, CustomStringConvertible {
+public struct VersionError: Error, Sendable, Hashable, CustomStringConvertible, LocalizedError {
     /// The text that failed to parse.
     public let text: String
     /// Why it failed.
     public let reason: String
 
     public var description: String {
-        "\"\(text)\" is not a version: \(reason). Write dot-separated non-negative integers with an "
-            + "optional sub-migration number, such as \"2\", \"1.2.5\" or \"1.1-2\"."
+        // Quoted as a Swift literal: a newline or a tab read from a file would otherwise break
+        // the message, or hide inside it as invisible text.
+        "\(text.debugDescription) is not a version: \(reason). Write dot-separated non-negative "
+            + "integers with an optional sub-migration number, such as \"2\", \"1.2.5\" or \"1.1-2\"."
     }
+
+    public var errorDescription: String? { description }
 }
 
 extension Version: Comparable {

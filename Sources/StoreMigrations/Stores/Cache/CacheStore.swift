@@ -95,7 +95,14 @@ public final class CacheStore: MigrationStore {
     /// Not transactional: if `body` throws, its changes to the files stay and the records do not
     /// change. Errors `body` throws come out unchanged.
     public func transaction<T>(_ body: (inout [String: MigrationRecord], inout CacheDirectory) throws -> T) throws -> T {
-        try locked {
+        try transaction(TransactionRequest(), body)
+    }
+
+    /// Runs ``transaction(_:)``, reporting a wait for the lock file to `request`.
+    public func transaction<T>(
+        _ request: TransactionRequest, _ body: (inout [String: MigrationRecord], inout CacheDirectory) throws -> T
+    ) throws -> T {
+        try locked(request) {
             var contents = try readMarker()
             var records = contents.records.records
             try createDirectory()
@@ -155,7 +162,7 @@ public final class CacheStore: MigrationStore {
 
     /// Runs `body` holding the store's lock, beside the directory, whose folder it creates if
     /// needed: running creates what it needs, planning (``readRecords()``) never does.
-    private func locked<T>(_ body: () throws -> T) throws -> T {
-        try FileLock.withStoreLock(url: lockURL, store: description, timeout: lockTimeout, guarding: marker, body)
+    private func locked<T>(_ request: TransactionRequest, _ body: () throws -> T) throws -> T {
+        try FileLock.withStoreLock(url: lockURL, store: description, timeout: lockTimeout, guarding: marker, waiting: request, body)
     }
 }

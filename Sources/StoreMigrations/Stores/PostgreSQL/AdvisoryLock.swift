@@ -45,9 +45,9 @@ struct AdvisoryLock: Sendable {
     }
 
     /// Opens a transaction on `connection` holding the lock, waiting as the type describes.
-    func beginLockedTransaction(on connection: PostgreSQLConnection) throws {
+    func beginLockedTransaction(on connection: PostgreSQLConnection, waiting: TransactionRequest? = nil) throws {
         let sql = "BEGIN ISOLATION LEVEL READ COMMITTED; SELECT pg_try_advisory_xact_lock(\(key))"
-        try poll(on: connection) {
+        try poll(on: connection, waiting: waiting) {
             let acquired = try connection.queryEach(sql).last?.first.map { try $0[0] as Bool } ?? false
             if !acquired { try connection.execute("ROLLBACK") }
             return acquired
@@ -55,12 +55,12 @@ struct AdvisoryLock: Sendable {
     }
 
     /// Takes the lock at session level on `connection`, outside any transaction.
-    func acquireSessionLock(on connection: PostgreSQLConnection) throws {
+    func acquireSessionLock(on connection: PostgreSQLConnection, waiting: TransactionRequest? = nil) throws {
         guard !connection.isInTransaction else {
             throw connection.misuse("the session lock of a non-transactional step was requested inside a transaction")
         }
         let sql = "SELECT pg_try_advisory_lock(\(key))"
-        try poll(on: connection) { try connection.scalar(sql, as: Bool.self) ?? false }
+        try poll(on: connection, waiting: waiting) { try connection.scalar(sql, as: Bool.self) ?? false }
     }
 
     /// Releases the session-level lock, if the connection still lives (a closed one released it).
@@ -85,11 +85,18 @@ struct AdvisoryLock: Sendable {
     }
 
     /// Calls `attempt` until it returns `true`, sleeping between tries, or throws at the timeout.
-    private func poll(on connection: PostgreSQLConnection, _ attempt: () throws -> Bool) throws {
+    private func poll(on connection: PostgreSQLConnection, waiting: TransactionRequest?, _ attempt: () throws -> Bool) throws {
         let deadline = ContinuousClock.now + timeout
         var pause = 1_000  // microseconds
+        var reported = false
         while true {
             if try attempt() { return }
+            if !reported, let waiting {
+                // Read between attempts, outside any transaction: the waiter holds no snapshot.
+                reported = true
+                waiting.waiting(StoreWait(
+                    store: connection.store, lock: "advisory lock \(key)", holderProcessID: holderPID(on: connection)))
+            }
             if ContinuousClock.now >= deadline {
                 throw PostgreSQLError(
                     kind: .lockTimeout(holderPID: holderPID(on: connection)),

@@ -234,12 +234,20 @@ public final class PostgreSQLStore: MigrationStore, @unchecked Sendable {
 
     /// Runs a step in one transaction holding the store's advisory lock; see the type's discussion.
     public func transaction<T>(_ body: (inout [String: MigrationRecord], inout PostgreSQLConnection) throws -> T) throws -> T {
+        try transaction(TransactionRequest(), body)
+    }
+
+    /// Runs ``transaction(_:)``, reporting a wait for the advisory lock (with the holder's
+    /// backend pid) to `request`.
+    public func transaction<T>(
+        _ request: TransactionRequest, _ body: (inout [String: MigrationRecord], inout PostgreSQLConnection) throws -> T
+    ) throws -> T {
         try withConnection { db in
             guard !db.isInTransaction else {
                 throw db.misuse("a migration step cannot start inside a migration body or a read; return from it first")
             }
             do {
-                try advisoryLock.beginLockedTransaction(on: db)
+                try advisoryLock.beginLockedTransaction(on: db, waiting: request)
                 if !db.storeTablesExist { try createStoreTables(db) }
                 let before = try records(in: db)
                 var records = before
@@ -262,12 +270,19 @@ public final class PostgreSQLStore: MigrationStore, @unchecked Sendable {
     /// Runs a ``TransactionMode/none`` step outside any transaction, holding the store's advisory
     /// lock at session level, and records it afterwards: at least once; see the type's discussion.
     public func withoutTransaction<T>(_ body: (inout [String: MigrationRecord], inout PostgreSQLConnection) throws -> T) throws -> T {
+        try withoutTransaction(TransactionRequest(), body)
+    }
+
+    /// Runs ``withoutTransaction(_:)``, reporting a wait for the advisory lock to `request`.
+    public func withoutTransaction<T>(
+        _ request: TransactionRequest, _ body: (inout [String: MigrationRecord], inout PostgreSQLConnection) throws -> T
+    ) throws -> T {
         try withConnection { db in
             guard !db.isInTransaction else {
                 throw db.misuse("a migration step cannot start inside a migration body or a read; return from it first")
             }
             do {
-                try advisoryLock.acquireSessionLock(on: db)
+                try advisoryLock.acquireSessionLock(on: db, waiting: request)
                 defer { advisoryLock.releaseSessionLock(on: db) }
                 if !db.storeTablesExist {
                     try db.execute("BEGIN")

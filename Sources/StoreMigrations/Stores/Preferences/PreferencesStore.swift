@@ -112,7 +112,14 @@ public final class PreferencesStore: MigrationStore {
     /// failed write leave the file byte-for-byte as it was. Errors `body` throws come out
     /// unchanged.
     public func transaction<T>(_ body: (inout [String: MigrationRecord], inout Preferences) throws -> T) throws -> T {
-        try locked {
+        try transaction(TransactionRequest(), body)
+    }
+
+    /// Runs ``transaction(_:)``, reporting a wait for the lock file to `request`.
+    public func transaction<T>(
+        _ request: TransactionRequest, _ body: (inout [String: MigrationRecord], inout Preferences) throws -> T
+    ) throws -> T {
+        try locked(request) {
             let snapshot = try load()
             var stored = try snapshot?.records() ?? StoredRecords()
             var records = stored.records
@@ -198,10 +205,10 @@ public final class PreferencesStore: MigrationStore {
 
     /// Runs `body` holding the store's lock, creating the file's folder first if needed: running
     /// creates what it needs, planning (``readRecords()``) never does.
-    private func locked<T>(_ body: () throws -> T) throws -> T {
+    private func locked<T>(_ request: TransactionRequest, _ body: () throws -> T) throws -> T {
         // Named after the file a link points to, so that every path to the file takes one lock.
         let target = file.target
         let lockURL = target.deletingLastPathComponent().appendingPathComponent(target.lastPathComponent + ".lock")
-        return try FileLock.withStoreLock(url: lockURL, store: description, timeout: lockTimeout, guarding: file, body)
+        return try FileLock.withStoreLock(url: lockURL, store: description, timeout: lockTimeout, guarding: file, waiting: request, body)
     }
 }

@@ -21,6 +21,8 @@ final class BusyWait {
     /// How many waits have begun on this connection.
     private(set) var waits = 0
     private var started = ContinuousClock.now
+    /// Told when a wait begins, while ``reportingWaits(to:_:)`` runs.
+    private var onWait: (() -> Void)?
 
     init(timeout: TimeInterval) {
         self.timeout = max(0, timeout)
@@ -32,6 +34,7 @@ final class BusyWait {
         if count == 0 {
             started = now
             waits += 1
+            onWait?()
         }
         let remaining = timeout - (now - started).seconds
         guard remaining > 0 else { return false }
@@ -39,9 +42,29 @@ final class BusyWait {
         Thread.sleep(forTimeInterval: pause)
         return true
     }
+
+    /// Runs `body`, calling `report` when one of its statements begins to wait for a lock: the
+    /// step's "waiting for another process" event, sent before the wait rather than after it.
+    func reportingWaits<T>(to report: () -> Void, _ body: () throws -> T) rethrows -> T {
+        try withoutActuallyEscaping(report) { report in
+            let outer = onWait
+            onWait = report
+            defer { onWait = outer }
+            return try body()
+        }
+    }
 }
 
 extension Database {
+    /// The process holding this database's write lock (the WAL writer's lock in the `-shm` file,
+    /// or the rollback journal's reserved byte), where the system tells.
+    var writeLockHolder: Int32? {
+        // The byte offsets are SQLite's file format: WAL_WRITE_LOCK is byte 120 of the shared
+        // memory file, RESERVED_BYTE is the byte after PENDING_BYTE (0x40000000) of the database.
+        LockOwner.processID(onFileAt: path + "-shm", coveringByte: 120)
+            ?? LockOwner.processID(onFileAt: path, coveringByte: 0x4000_0001)
+    }
+
     /// Installs the connection's ``BusyWait`` as SQLite's busy handler, replacing whatever a
     /// body's `PRAGMA busy_timeout` put there.
     func installBusyHandler() {

@@ -291,7 +291,15 @@ public final class Database {
 
     /// The error SQLite reports for `status`, with its message and the statement.
     func error(_ status: Int32, sql: String?) -> SQLiteError {
-        SQLiteError(extendedCode: status, message: String(cString: sqlite3_errmsg(handle)), sql: sql, path: path)
+        let circumstance: SQLiteError.Circumstance?
+        switch status & 0xFF {
+        case SQLITE_READONLY where status == SQLITE_READONLY && sqlite3_db_readonly(handle, "main") == 0: circumstance = .queryOnly
+        case SQLITE_CONSTRAINT where transactionGuard != nil && !isInTransaction: circumstance = .rolledBackTransaction
+        default: circumstance = nil
+        }
+        return SQLiteError(
+            extendedCode: status, message: String(cString: sqlite3_errmsg(handle)), sql: sql, path: path,
+            circumstance: circumstance)
     }
 
     /// An error this wrapper reports on SQLite's behalf, with SQLite's code for its kind.

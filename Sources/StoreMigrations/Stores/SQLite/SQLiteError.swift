@@ -36,9 +36,34 @@ public struct SQLiteError: Error, Sendable, Hashable, CustomStringConvertible, L
     /// millions of rows does not make an error of millions of lines.
     public static let maximumReportedViolations = 100
 
+    /// What the connection knew when the error happened that SQLite's code does not say, and
+    /// that changes what to do about it.
+    enum Circumstance: Hashable {
+        /// `SQLITE_READONLY` on a connection that could write the file: `PRAGMA query_only`.
+        case queryOnly
+        /// The statement ended the transaction it ran in (`OR ROLLBACK`, `RAISE(ROLLBACK)`).
+        case rolledBackTransaction
+    }
+
+    /// Chooses the advice only: two errors are equal when SQLite reported the same thing.
+    let circumstance: Circumstance?
+
+    public static func == (lhs: SQLiteError, rhs: SQLiteError) -> Bool {
+        (lhs.extendedCode, lhs.message, lhs.sql, lhs.path, lhs.foreignKeyViolations)
+            == (rhs.extendedCode, rhs.message, rhs.sql, rhs.path, rhs.foreignKeyViolations)
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(extendedCode)
+        hasher.combine(message)
+        hasher.combine(sql)
+        hasher.combine(path)
+        hasher.combine(foreignKeyViolations)
+    }
+
     init(
         extendedCode: Int32, message: String, sql: String?, path: String,
-        foreignKeyViolations: [ForeignKeyViolation] = []
+        foreignKeyViolations: [ForeignKeyViolation] = [], circumstance: Circumstance? = nil
     ) {
         self.code = extendedCode & 0xFF
         self.extendedCode = extendedCode
@@ -46,6 +71,7 @@ public struct SQLiteError: Error, Sendable, Hashable, CustomStringConvertible, L
         self.sql = sql
         self.path = path
         self.foreignKeyViolations = foreignKeyViolations
+        self.circumstance = circumstance
     }
 
     /// The file is not a SQLite database (`SQLITE_NOTADB`), or is encrypted.
@@ -91,6 +117,11 @@ public struct SQLiteError: Error, Sendable, Hashable, CustomStringConvertible, L
             return "A table is in use: a statement of this connection is still reading it, or a "
                 + "connection sharing its cache holds it. Finish or reset the pending statement "
                 + "first."
+        case SQLITE_CONSTRAINT where circumstance == .rolledBackTransaction:
+            return "Its conflict clause (OR ROLLBACK, ON CONFLICT ROLLBACK) or a trigger's "
+                + "RAISE(ROLLBACK) rolled back the whole transaction, not only the statement: a "
+                + "migration step fails with nothing of it kept. Use OR ABORT (the default) or OR "
+                + "IGNORE to undo only the statement, or fix the data it writes."
         case SQLITE_CONSTRAINT where !foreignKeyViolations.isEmpty:
             let listed = foreignKeyViolations.map(\.description).joined(separator: "; ")
             let more = foreignKeyViolations.count >= Self.maximumReportedViolations ? "; …" : ""
@@ -101,6 +132,11 @@ public struct SQLiteError: Error, Sendable, Hashable, CustomStringConvertible, L
                 + "Fix the data it writes, or the constraint."
         case SQLITE_CORRUPT:
             return "The database file is damaged. Restore it from a backup."
+        case SQLITE_READONLY where circumstance == .queryOnly:
+            return "The connection is read-only (PRAGMA query_only = ON, set by a body, or the "
+                + "connection of SQLiteStore.read); the file itself is writable. Nothing of the "
+                + "statement was written. Leave query_only alone in migration bodies, and write "
+                + "through a migration or SQLiteStore.write."
         case SQLITE_CANTOPEN, SQLITE_PERM, SQLITE_READONLY, SQLITE_IOERR, SQLITE_FULL:
             return "Check that the file and its directory exist, are writable by the app, and "
                 + "that the disk has free space."

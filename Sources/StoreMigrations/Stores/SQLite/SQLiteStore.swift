@@ -73,6 +73,11 @@ public final class SQLiteStore: MigrationStore, @unchecked Sendable {
         /// ``Database/rebuildTable(_:definition:options:copying:)`` refuses to rebuild a table
         /// that others refer to with an `ON DELETE` action.
         case immediate
+        /// Foreign keys are neither enforced while the body runs nor checked before commit: for
+        /// a step that knowingly leaves rows a later step repairs, or imports data whose
+        /// references are checked elsewhere. Rows that break a foreign key are committed as
+        /// they are; ``Database/checkForeignKeys(in:)`` finds them later.
+        case disabled
     }
 
     /// The database file.
@@ -104,6 +109,9 @@ public final class SQLiteStore: MigrationStore, @unchecked Sendable {
     private var connectionUses = 0
     /// Set by ``close()`` called from a body: the connection is closed when the body's step ends.
     private var closesAfterUse = false
+    /// The migrations registered with a foreign-key check of their own; see
+    /// ``MigrationManager/register(_:dependsOn:foreignKeyCheck:_:)``.
+    private var migrationForeignKeyChecks: [MigrationReference: ForeignKeyCheck] = [:]
 
     static let levelsTable = "store_migrations_levels"
     static let historyTable = "store_migrations_history"
@@ -202,10 +210,19 @@ public final class SQLiteStore: MigrationStore, @unchecked Sendable {
     /// changed, checks foreign keys and commits; see the type's discussion. The body's error, or
     /// the ``SQLiteError`` that stopped the step, is rethrown after the rollback.
     public func transaction<T>(_ body: (inout [String: MigrationRecord], inout Database) throws -> T) throws -> T {
-        try withConnection { db in
+        try transaction(TransactionRequest(), body)
+    }
+
+    /// Runs ``transaction(_:)`` with the foreign-key check `request`'s migration was registered
+    /// with, reporting a wait for another connection's write lock to `request`.
+    public func transaction<T>(
+        _ request: TransactionRequest, _ body: (inout [String: MigrationRecord], inout Database) throws -> T
+    ) throws -> T {
+        try withConnection(request) { db in
+            let check = foreignKeyCheck(of: request.migration)
             // SQLite ignores this pragma inside a transaction, hence before BEGIN (step 1 of the
             // documented schema-change procedure) and after the transaction ends (step 12).
-            let disablesForeignKeys = foreignKeyCheck == .deferred
+            let disablesForeignKeys = check != .immediate
             if disablesForeignKeys { try db.setPragmaFlag("foreign_keys", false) }
             defer { if disablesForeignKeys { try? db.setPragmaFlag("foreign_keys", true) } }
 
@@ -228,7 +245,7 @@ public final class SQLiteStore: MigrationStore, @unchecked Sendable {
                 }
                 guard records != before else { return result }
                 try write(records, over: before, in: db)
-                if disablesForeignKeys { try db.checkForeignKeys() }
+                if check == .deferred { try db.checkForeignKeys() }
                 return result
             }
         }
@@ -254,11 +271,19 @@ public final class SQLiteStore: MigrationStore, @unchecked Sendable {
     /// says. The body may run transactions of its own (SQLite runs `VACUUM` as one); one left open
     /// when it returns is rolled back and fails the step with ``SQLiteStoreError``.
     public func withoutTransaction<T>(_ body: (inout [String: MigrationRecord], inout Database) throws -> T) throws -> T {
+        try withoutTransaction(TransactionRequest(), body)
+    }
+
+    /// Runs ``withoutTransaction(_:)``, reporting a wait for the lock file or another
+    /// connection's write lock to `request`.
+    public func withoutTransaction<T>(
+        _ request: TransactionRequest, _ body: (inout [String: MigrationRecord], inout Database) throws -> T
+    ) throws -> T {
         if access == .readOnly { throw SQLiteStoreError(.readOnly, store: description) }
-        return try withConnection { db in
+        return try withConnection(request) { db in
             let held = try FileLock(
                 url: URL(fileURLWithPath: url.path + ".migration-lock"), store: description,
-                timeout: .milliseconds(Int((max(0, busyTimeout) * 1_000).rounded())))
+                timeout: .milliseconds(Int((max(0, busyTimeout) * 1_000).rounded())), waiting: request)
             defer { held.unlock() }
             let before = try inWriteTransaction(db) {
                 try upgradeStoreTables(db)
@@ -325,8 +350,13 @@ public final class SQLiteStore: MigrationStore, @unchecked Sendable {
 
     // MARK: Connection and transactions
 
-    private func withConnection<T>(_ body: (Database) throws -> T) throws -> T {
-        lock.lock()
+    private func withConnection<T>(_ request: TransactionRequest? = nil, _ body: (Database) throws -> T) throws -> T {
+        if !lock.try() {
+            // Another thread of this process uses the store (two coordinators on one store
+            // object): the scheduler keeps its own steps apart, so this is worth reporting.
+            request?.waiting(StoreWait(store: description, lock: "the store's connection, in use by another thread", holderProcessID: getpid()))
+            lock.lock()
+        }
         defer { lock.unlock() }
         let db = try connection ?? openConnection()
         connection = db
@@ -335,7 +365,23 @@ public final class SQLiteStore: MigrationStore, @unchecked Sendable {
             connectionUses -= 1
             if connectionUses == 0 { closeIfChanged(db) }
         }
-        return try body(db)
+        guard let request else { return try body(db) }
+        return try db.busyWait.reportingWaits(to: {
+            request.waiting(StoreWait(
+                store: description, lock: "the database's write lock on \(url.lastPathComponent)",
+                holderProcessID: db.writeLockHolder))
+        }) { try body(db) }
+    }
+
+    /// The foreign-key check of `migration`: its own when registered with one, else the store's.
+    private func foreignKeyCheck(of migration: MigrationReference?) -> ForeignKeyCheck {
+        guard let migration else { return foreignKeyCheck }
+        return lock.withLock { migrationForeignKeyChecks[migration] } ?? foreignKeyCheck
+    }
+
+    /// Makes `migration` run with `check` instead of the store's ``foreignKeyCheck``.
+    func setForeignKeyCheck(_ check: ForeignKeyCheck, for migration: MigrationReference) {
+        lock.withLock { migrationForeignKeyChecks[migration] = check }
     }
 
     /// Closes `db` when a body left a setting changed (see ``ConnectionSettings``), so that the

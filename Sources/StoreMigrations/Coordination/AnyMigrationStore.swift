@@ -1,0 +1,58 @@
+import Foundation
+
+/// A store chosen at run time, as `any MigrationStore<Content>`, wrapped so that a manager can
+/// be created for it; the coordinator's `manager(_:store:)` wraps it for you.
+///
+/// ```swift
+/// let store: any MigrationStore<Preferences> = useDefaults
+///     ? UserDefaultsStore(suiteName: "group.com.example")
+///     : PreferencesStore(url: settingsURL)
+/// let settings = try coordinator.manager("settings", store: store)   // MigrationManager<AnyMigrationStore<Preferences>>
+/// settings.register("2.0") { prefs in try prefs.renameKey("theme", to: "appearance") }
+/// ```
+///
+/// Everything is forwarded to ``base``: its identity (so two wrappers of one file are one
+/// store to the scheduler), its records, transactions and waits.
+public final class AnyMigrationStore<Content>: MigrationStore {
+    /// The wrapped store.
+    public let base: any MigrationStore<Content>
+
+    /// Wraps `base`.
+    public init(_ base: any MigrationStore<Content>) {
+        self.base = base
+    }
+
+    public var description: String { base.description }
+
+    public var identity: StoreIdentity { base.identity }
+
+    public var isRebuildable: Bool { base.isRebuildable }
+
+    public func readRecords() throws -> [String: MigrationRecord] {
+        try base.readRecords()
+    }
+
+    public func transaction<T>(_ body: (inout [String: MigrationRecord], inout Content) throws -> T) throws -> T {
+        try base.transaction(body)
+    }
+
+    public func transaction<T>(
+        _ request: TransactionRequest, _ body: (inout [String: MigrationRecord], inout Content) throws -> T
+    ) throws -> T {
+        try base.transaction(request, body)
+    }
+
+    public func withoutTransaction<T>(_ body: (inout [String: MigrationRecord], inout Content) throws -> T) throws -> T {
+        try base.withoutTransaction(body)
+    }
+
+    public func withoutTransaction<T>(
+        _ request: TransactionRequest, _ body: (inout [String: MigrationRecord], inout Content) throws -> T
+    ) throws -> T {
+        try base.withoutTransaction(request, body)
+    }
+
+    public func rebuild(_ content: inout Content) throws {
+        try base.rebuild(&content)
+    }
+}

@@ -1,0 +1,43 @@
+import Foundation
+
+/// What the coordinator tells a store about the transaction it asks for: the migration it runs,
+/// and where to report a wait. Given to ``MigrationStore/transaction(_:_:)`` and
+/// ``MigrationStore/withoutTransaction(_:_:)``; a store that never waits, or does not say, can
+/// ignore it (the protocol's default does).
+///
+/// ```swift
+/// func transaction<T>(_ request: TransactionRequest, _ body: (inout [String: MigrationRecord], inout Content) throws -> T) throws -> T {
+///     if !lock.tryLock() {
+///         request.waiting(StoreWait(store: description, lock: "the store's lock"))
+///         lock.lock()
+///     }
+///     defer { lock.unlock() }
+///     …
+/// }
+/// ```
+public struct TransactionRequest: Sendable {
+    /// The migration the transaction runs; `nil` when it changes records only (a baseline, a
+    /// reset, an app-version hook).
+    public let migration: MigrationReference?
+    // The run and step rather than a closure: a closure capturing the step would be allocated
+    // for every step of every run.
+    private let run: any MigrationRunControl
+    private let step: Int
+
+    /// A request for `migration`, reporting waits to `onWait`: for tests of a custom store.
+    public init(migration: MigrationReference? = nil, onWait: @escaping @Sendable (StoreWait) -> Void = { _ in }) {
+        self.init(migration: migration, source: StepSource(run: StandaloneRun(onWait: onWait), step: 0))
+    }
+
+    init(migration: MigrationReference?, source: StepSource) {
+        self.migration = migration
+        self.run = source.run
+        self.step = source.step
+    }
+
+    /// Call when the transaction starts waiting for a lock someone else holds, once a wait,
+    /// before waiting: the coordinator reports it as ``MigrationEvent/waiting(_:_:)``.
+    public func waiting(_ wait: StoreWait) {
+        run.reportWait(wait, ofStep: step)
+    }
+}
