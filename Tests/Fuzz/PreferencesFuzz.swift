@@ -24,10 +24,6 @@ enum PreferencesFuzz {
     static func runPropertyList(_ input: UnsafeRawBufferPointer) {
         let data = Data(input)
         guard let (values, format) = decode(data, with: PreferencesPropertyList.decodeKeepingFormat) else { return }
-        // Known finding, not fixed yet (README.md here): an OpenStep text property list, white
-        // space alone included, reads, but writing that format back traps in Foundation. Skipped
-        // so that the target can find others; to go once the decoder refuses the format.
-        guard format != .openStep else { return }
         // A store writes a file back in the format it read it in; a new file is binary.
         for format in format == .binary ? [.binary] : [format, .binary] {
             let written: Data

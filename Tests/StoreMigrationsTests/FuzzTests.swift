@@ -273,4 +273,50 @@ import Testing
         let db = try Database(path: ":memory:", busyTimeout: 0)
         #expect(try db.scalar("SELECT " + literal, as: String.self) == "it'\u{301}s'")
     }
+
+    /// A quote or a backslash that a combining mark follows is escaped wherever the library
+    /// quotes a name or a text: SQLite and PostgreSQL identifiers, PostgreSQL string literals,
+    /// preference key paths, the plan's Graphviz labels.
+    @Test func everyQuotingEscapesAQuoteBeforeACombiningMark() throws {
+        let name = "a\"\u{301}b"
+        #expect(Database.quoted(name) == "\"a\"\"\u{301}b\"")
+        #expect(PostgreSQLConnection.quoted(name) == "\"a\"\"\u{301}b\"")
+        let db = try Database(path: ":memory:", busyTimeout: 0)
+        try db.execute("CREATE TABLE \(Database.quoted(name)) (x)")
+        #expect(try db.scalar("SELECT name FROM sqlite_schema", as: String.self) == name)
+
+        let key = "v.\u{301}1\\\u{301}"
+        let path = PreferenceKeyPath([key, "b"])
+        #expect(path.description == "v\\.\u{301}1\\\\\u{301}.b")
+        #expect(try PreferenceKeyPath(parsing: path.description) == path)
+
+        #expect("x\"\u{301}\\\u{301}".escapingASCII("\\\"", with: "\\") == "x\\\"\u{301}\\\\\u{301}")
+        #expect("it''\u{301}s".undoublingASCII("'") == "it'\u{301}s")
+    }
+
+    /// A text column default with a doubled quote before a combining mark reads back as written.
+    @Test func aColumnDefaultUndoublesAQuoteBeforeACombiningMark() throws {
+        let db = try Database(path: ":memory:", busyTimeout: 0)
+        try db.execute("CREATE TABLE t (x TEXT DEFAULT 'it''\u{301}s', y TEXT DEFAULT '\u{301}y')")
+        let columns = try #require(try db.schema().table(named: "t")?.columns)
+        #expect(columns.map(\.defaultValue?.value) == [.text("it'\u{301}s"), .text("\u{301}y")])
+    }
+
+    /// An OpenStep text property list (white space alone parses as one) is refused when read:
+    /// Foundation cannot write that format, and a store writing it back trapped.
+    @Test func anOpenStepPropertyListIsRefusedWithAReason() {
+        for (text, reason) in [
+            ("\n", "the file holds only white space"),
+            ("{ a = b; }", "the file is an OpenStep text property list, which cannot be written back; convert it to XML first (plutil -convert xml1)"),
+        ] {
+            #expect(throws: PreferencesFormatError.self) { try PreferencesPropertyList.decodeKeepingFormat(Data(text.utf8)) }
+            do {
+                _ = try PreferencesPropertyList.decodeKeepingFormat(Data(text.utf8))
+            } catch let error as PreferencesFormatError {
+                #expect(error.reason == reason)
+            } catch {
+                Issue.record("threw \(error)")
+            }
+        }
+    }
 }

@@ -120,7 +120,7 @@ public struct MigrationPlan: Sendable, Hashable, Codable, CustomStringConvertibl
     /// dependency. Render it with `dot -Tsvg plan.dot -o plan.svg`.
     public func graphviz() -> String {
         func quoted(_ text: String) -> String {
-            "\"" + text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\""
+            "\"" + text.escapingASCII("\\\"", with: "\\") + "\""
         }
         var lines = ["digraph migrations {", "  rankdir=LR;", "  node [shape=box];"]
         var stepsByManager: [String: [PlannedStep]] = [:]

@@ -163,7 +163,7 @@ public final class PostgreSQLConnection {
 
     /// `identifier` quoted for SQL: `my "table"` becomes `"my ""table"""`.
     public static func quoted(_ identifier: String) -> String {
-        "\"" + identifier.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+        "\"" + identifier.escapingASCII("\"", with: "\"") + "\""
     }
 
     // MARK: Internals shared by statements, cursors, COPY and the store

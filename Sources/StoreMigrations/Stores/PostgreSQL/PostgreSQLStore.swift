@@ -186,7 +186,7 @@ public final class PostgreSQLStore: MigrationStore, @unchecked Sendable {
         if let user { pairs.append(("user", user)) }
         if let password { pairs.append(("password", password)) }
         let quote = { (text: String) in
-            "'" + text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "'", with: "\\'") + "'"
+            "'" + text.escapingASCII("\\'", with: "\\") + "'"
         }
         try self.init(
             pairs.map { "\($0.0)=\(quote($0.1))" }.joined(separator: " "), schema: schema, lockTimeout: lockTimeout,

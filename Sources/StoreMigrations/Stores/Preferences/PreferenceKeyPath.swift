@@ -34,12 +34,14 @@ public struct PreferenceKeyPath: Sendable, Hashable, CustomStringConvertible {
     ///   leading or trailing dot, an empty text) or an unknown escape.
     public init(parsing text: String) throws {
         var components: [String] = []
-        var current = ""
-        var characters = text.makeIterator()
-        while let character = characters.next() {
-            switch character {
+        var current = String.UnicodeScalarView()
+        // Scalar by scalar, as the description escapes them: a dot that a combining mark follows
+        // is one character, not a dot, to a `Character` comparison.
+        var scalars = text.unicodeScalars.makeIterator()
+        while let scalar = scalars.next() {
+            switch scalar {
             case "\\":
-                switch characters.next() {
+                switch scalars.next() {
                 case "."?: current.append(".")
                 case "\\"?: current.append("\\")
                 case let other?:
@@ -49,13 +51,13 @@ public struct PreferenceKeyPath: Sendable, Hashable, CustomStringConvertible {
                     throw PreferencesError.invalidKeyPath(text: text, reason: "it ends with a lone backslash")
                 }
             case ".":
-                components.append(current)
-                current = ""
+                components.append(String(current))
+                current = String.UnicodeScalarView()
             default:
-                current.append(character)
+                current.append(scalar)
             }
         }
-        components.append(current)
+        components.append(String(current))
         if components.contains(where: \.isEmpty) {
             throw PreferencesError.invalidKeyPath(
                 text: text,
@@ -67,7 +69,7 @@ public struct PreferenceKeyPath: Sendable, Hashable, CustomStringConvertible {
     /// The path in its dotted text form, with dots and backslashes in keys escaped.
     public var description: String {
         components
-            .map { $0.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: ".", with: "\\.") }
+            .map { $0.escapingASCII("\\.", with: "\\") }
             .joined(separator: ".")
     }
 }

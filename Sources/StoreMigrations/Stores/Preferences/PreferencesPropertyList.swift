@@ -2,7 +2,8 @@ import Foundation
 
 /// Reads and writes ``Preferences`` as a property list through `PropertyListSerialization`.
 ///
-/// Reading accepts binary and XML property lists and tells which it read, so that a store writes
+/// Reading accepts binary and XML property lists (not OpenStep text, which Foundation cannot
+/// write) and tells which it read, so that a store writes
 /// a file back in the format it was read in; a new file is binary, the format `UserDefaults`
 /// writes on Apple platforms, which keeps dates to the full precision of `Date` (XML keeps whole
 /// seconds only). Property lists have no null: writing ``PreferenceValue/null`` throws
@@ -28,6 +29,15 @@ enum PreferencesPropertyList {
             let nsError = error as NSError
             let detail = nsError.userInfo[NSDebugDescriptionErrorKey] as? String ?? nsError.localizedDescription
             throw PreferencesFormatError(reason: data.isEmpty ? "the file is empty" : detail)
+        }
+        // Foundation reads OpenStep text (white space alone is an empty one) but cannot write it:
+        // a store that read one would trap writing it back.
+        guard format != .openStep else {
+            let blank = data.allSatisfy { $0 == 0x20 || (0x09...0x0D).contains($0) }
+            throw PreferencesFormatError(
+                reason: blank
+                    ? "the file holds only white space"
+                    : "the file is an OpenStep text property list, which cannot be written back; convert it to XML first (plutil -convert xml1)")
         }
         guard case .dictionary(let values) = try value(from: object, path: []) else {
             throw PreferencesFormatError(reason: "the top level is not a dictionary")

@@ -309,7 +309,7 @@ public final class Database {
 
     /// `identifier` quoted for SQL: `my "table"` becomes `"my ""table"""`.
     static func quoted(_ identifier: String) -> String {
-        "\"" + identifier.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+        "\"" + identifier.escapingASCII("\"", with: "\"") + "\""
     }
 }
 

@@ -34,16 +34,7 @@ public enum DatabaseValue: Sendable, Hashable {
         case let .real(value):
             // Non-finite numbers have no SQL literal; SQLite stores them as NULL when bound.
             return value.isFinite ? "\(value)" : "NULL"
-        case let .text(value):
-            // Quotes doubled byte by byte: Foundation's `replacingOccurrences` compares characters
-            // and misses a quote that a combining mark follows, which would end the literal early.
-            var literal: [UInt8] = [UInt8(ascii: "'")]
-            for byte in value.utf8 {
-                literal.append(byte)
-                if byte == UInt8(ascii: "'") { literal.append(byte) }
-            }
-            literal.append(UInt8(ascii: "'"))
-            return String(decoding: literal, as: UTF8.self)
+        case let .text(value): return "'" + value.escapingASCII("'", with: "'") + "'"
         case let .blob(value): return "X'" + value.map { String(format: "%02X", $0) }.joined() + "'"
         }
     }

@@ -113,7 +113,9 @@ extension DeclaredSchema {
             }
             let tokens = SQLTokenizer(sql).tokens()
             if tokens.count == 1, tokens[0].kind == .string {
-                return .text(String(sql.dropFirst().dropLast()).replacingOccurrences(of: "''", with: "'"))
+                // The quotes dropped as scalars: a mark after the opening one is part of the text.
+                let inside = String.UnicodeScalarView(sql.unicodeScalars.dropFirst().dropLast())
+                return .text(String(inside).undoublingASCII("'"))
             }
             if tokens.count == 2, tokens[0].isKeyword("X"), tokens[1].kind == .string,
                 let bytes = hexadecimalBytes(tokens[1].value.dropFirst().dropLast())
