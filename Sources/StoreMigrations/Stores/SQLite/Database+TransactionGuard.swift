@@ -31,25 +31,49 @@ import CSQLite
 final class TransactionGuard {
     /// The store, for the error's message.
     let store: String
-    /// The error that stopped the body, once a statement ended the transaction.
+    /// Whether a statement ended the transaction. A flag apart from ``failure``, and the throwing
+    /// paths out of line: every statement start and end reads it, and testing or passing an
+    /// optional error there cost a row transform several percent (callgrind, BENCHMARKS.md).
     /// Read as every statement starts and finishes; a connection is used by one thread at a time.
-    @exclusivity(unchecked) private(set) var failure: SQLiteStoreError?
+    @exclusivity(unchecked) private(set) var hasEnded = false
+    /// The error that stopped the body, once a statement ended the transaction.
+    private(set) var failure: SQLiteStoreError?
 
     init(store: String) {
         self.store = store
     }
 
     /// Throws the guard's error if a statement already ended the transaction.
+    @inline(__always)
     func checkOpen() throws {
+        if hasEnded { try throwFailure() }
+    }
+
+    /// Called when `sql` finished on `handle` without an error: throws when the transaction is
+    /// gone (a commit or rollback that SQLite ran without failing the statement).
+    @inline(__always)
+    func statementDone(_ sql: String, on handle: OpaquePointer) throws {
+        guard !hasEnded, sqlite3_get_autocommit(handle) != 0 else { return }
+        try transactionEnded(by: sql, error: nil)
+    }
+
+    /// Called when `sql` failed on `handle` with `error`: throws the guard's error instead when
+    /// the failure ended the transaction (`OR ROLLBACK`, `SQLITE_FULL`…).
+    func statementFailed(_ sql: String, on handle: OpaquePointer, error: SQLiteError) throws {
+        guard !hasEnded, sqlite3_get_autocommit(handle) != 0 else { return }
+        try transactionEnded(by: sql, error: error)
+    }
+
+    @inline(never)
+    private func throwFailure() throws {
         if let failure { throw failure }
     }
 
-    /// Called when `sql` finished on `handle`, with the error it failed with, if any: throws
-    /// when the transaction is gone.
-    func statementFinished(_ sql: String, on handle: OpaquePointer, error: SQLiteError?) throws {
-        guard failure == nil, sqlite3_get_autocommit(handle) != 0 else { return }
+    @inline(never)
+    private func transactionEnded(by sql: String, error: SQLiteError?) throws {
         let failure = SQLiteStoreError(.transactionEnded(statement: sql, sqliteError: error), store: store)
         self.failure = failure
+        hasEnded = true
         throw failure
     }
 }
@@ -78,11 +102,11 @@ extension Database {
             result = try denyingTransactionControl { try body() }
         } catch {
             try guarding.checkOpen()
-            try guarding.statementFinished(Self.unseenStatement, on: handle, error: nil)
+            try guarding.statementDone(Self.unseenStatement, on: handle)
             throw error
         }
         try guarding.checkOpen()
-        try guarding.statementFinished(Self.unseenStatement, on: handle, error: nil)
+        try guarding.statementDone(Self.unseenStatement, on: handle)
         return result
     }
 }

@@ -59,9 +59,12 @@ extension Database {
 
         let quotedTable = Self.quoted(table)
         let keyList = key.map(Self.quoted).joined(separator: ", ")
-        // Listed columns first and the key last: a selected row is handed to `transform` as it
-        // is, and its last values identify it for the UPDATE.
-        let selection = (columns + key).map(Self.quoted).joined(separator: ", ")
+        // Listed columns first, then the key's columns that are not listed: a selected row is
+        // handed to `transform` as it is. A listed key column is selected once, not twice.
+        let unlistedKey = key.filter { column in !columns.contains { sameName($0, column) } }
+        let selected = columns + unlistedKey
+        let keyPositions = key.map { column in selected.firstIndex { sameName($0, column) }! }
+        let selection = selected.map(Self.quoted).joined(separator: ", ")
         let filter = condition.map { " AND (\($0))" } ?? ""
         let keyPlaceholders = key.map { _ in "?" }.joined(separator: ", ")
         let total = try scalar("SELECT count(*) FROM \(quotedTable) WHERE 1\(filter)", as: Int.self) ?? 0
@@ -77,41 +80,54 @@ extension Database {
             """)
         // Where each written column's current value sits in a selected row.
         let writtenPositions = written.map { column in columns.firstIndex { sameName($0, column) }! }
-        // The names `transform` returns, resolved once each: comparing names without regard to
-        // case is far slower than hashing them, and the same few names come back for every row.
-        var resolvedNames: [String: Int] = [:]
-        func writtenIndex(of name: String, in row: Row) throws -> Int {
-            if let index = resolvedNames[name] { return index }
+        // The names `transform` returns, resolved once per position in what it returns: the same
+        // literal comes back for every row, and comparing it with the name seen last at its
+        // position costs less than hashing it, let alone comparing names without regard to case.
+        var resolvedNames: [(name: String, index: Int)] = []
+        func writtenIndex(of name: String, at position: Int, in row: Row) throws -> Int {
+            if position < resolvedNames.count, resolvedNames[position].name == name { return resolvedNames[position].index }
             guard let index = written.firstIndex(where: { sameName($0, name) }) else {
                 throw refusedChange(to: name, in: table, of: row, columns: columns)
             }
-            resolvedNames[name] = index
+            if position < resolvedNames.count {
+                resolvedNames[position] = (name, index)
+            } else if position == resolvedNames.count {
+                resolvedNames.append((name, index))
+            }
             return index
         }
 
         var lastKey: [DatabaseValue]?
         var visited = 0
         var updatedCount = 0
-        var arguments: [DatabaseValue] = []
-        arguments.reserveCapacity(written.count + key.count)
+        // The UPDATE's arguments, overwritten in place for every row: the written columns, then
+        // the key.
+        var arguments = [DatabaseValue](repeating: .null, count: written.count + key.count)
+        // One array for every batch, with room for a whole one: grown row by row, a batch's
+        // array cost a row more than its own appends.
+        var batch: [Row] = []
+        batch.reserveCapacity(min(batchSize, total))
         while true {
             try context?.checkCancellation()
-            let batch = try lastKey.map { try nextBatch.rows(arguments: $0 + [.integer(Int64(batchSize))]) }
-                ?? firstBatch.rows(arguments: [.integer(Int64(batchSize))])
+            batch.removeAll(keepingCapacity: true)
+            if let lastKey {
+                try nextBatch.forEachRow(arguments: lastKey + [.integer(Int64(batchSize))]) { batch.append($0) }
+            } else {
+                try firstBatch.forEachRow(arguments: [.integer(Int64(batchSize))]) { batch.append($0) }
+            }
             for row in batch {
                 guard let changes = try transform(row) else { continue }
-                arguments.removeAll(keepingCapacity: true)
-                for position in writtenPositions { arguments.append(row.values[position]) }
-                for (name, value) in changes {
+                for (index, position) in writtenPositions.enumerated() { arguments[index] = row.values[position] }
+                for (offset, (name, value)) in changes.enumerated() {
                     do {
-                        arguments[try writtenIndex(of: name, in: row)] = value
+                        arguments[try writtenIndex(of: name, at: offset, in: row)] = value
                     } catch {
                         // Returning a key's own value unchanged is allowed: it changes nothing.
                         if let position = columns.firstIndex(where: { sameName($0, name) }), row.values[position] == value { continue }
                         throw error
                     }
                 }
-                arguments.append(contentsOf: row.values[columns.count...])
+                for (index, position) in keyPositions.enumerated() { arguments[written.count + index] = row.values[position] }
                 if let update {
                     try update.execute(arguments: arguments)
                     updatedCount += 1
@@ -120,7 +136,7 @@ extension Database {
             visited += batch.count
             context?.reportProgress(completed: min(visited, total), of: total)
             guard batch.count == batchSize, let last = batch.last else { break }
-            lastKey = Array(last.values[columns.count...])
+            lastKey = keyPositions.map { last.values[$0] }
         }
         // The count was taken before the closure ran; if it deleted rows, fewer were visited.
         if visited < total { context?.reportProgress(completed: total, of: total) }
