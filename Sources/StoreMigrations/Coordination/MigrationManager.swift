@@ -115,7 +115,7 @@ public final class MigrationManager<Store: MigrationStore>: @unchecked Sendable 
     /// The body runs once, when the store's record does not show `version` applied and `version`
     /// is at or below the app version; then `version` is added to the record, atomically with the
     /// body's changes where the store allows it. Registering the same version twice is reported as
-    /// ``MigrationError/duplicateMigration(manager:version:)`` when the coordinator plans.
+    /// ``MigrationError/duplicateMigration(manager:version:alsoRegisteredAs:)`` when the coordinator plans.
     ///
     /// - Parameters:
     ///   - version: The migration's version; `"1.1-2"` is a sub-migration of `1.1`.
