@@ -27,12 +27,18 @@ enum StepExecutor {
     ) throws -> StepOutcome {
         let migration = MigrationReference(manager: manager, version: version)
         func step(_ records: inout [String: MigrationRecord], _ content: inout Store.Content) throws -> StepOutcome {
-            if let record = records[manager], record.isApplied(version) { return .alreadyApplied(level: record.level) }
+            // One look-up a step: the level before is read from the record already found.
+            let levelBefore: Version?
+            if let record = records[manager] {
+                if record.isApplied(version) { return .alreadyApplied(level: record.level) }
+                levelBefore = record.level
+            } else {
+                levelBefore = nil
+            }
             let startedAt = Date()
             let start = ContinuousClock.now
             // Made only for a body or a content that asks for it: most steps never do, and the
             // 100,000-step benchmark sees one allocation a step.
-            let levelBefore = records[manager]?.level
             var made: MigrationContext?
             func context() -> MigrationContext {
                 if let made { return made }
