@@ -82,6 +82,8 @@ public final class SQLiteStore: MigrationStore, @unchecked Sendable {
 
     /// The database file.
     public let url: URL
+    /// `url.path`, which costs a launch 5,000 instructions each time `URL` works it out.
+    private let path: String
     /// How long a statement waits for another connection's lock before failing with
     /// ``SQLiteError/isBusy``: 30 seconds unless told otherwise, as long as the file stores wait
     /// for their lock file, so that an app and its extension wait for each other's steps alike.
@@ -144,6 +146,7 @@ public final class SQLiteStore: MigrationStore, @unchecked Sendable {
         access: Access = .readWrite, configure: (@Sendable (Database) throws -> Void)? = nil
     ) {
         self.url = url
+        path = url.path
         self.busyTimeout = busyTimeout
         self.foreignKeyCheck = foreignKeyCheck
         self.access = access
@@ -170,7 +173,7 @@ public final class SQLiteStore: MigrationStore, @unchecked Sendable {
         }
     }
 
-    public var description: String { "SQLite database \(url.path)" }
+    public var description: String { "SQLite database \(path)" }
 
     // MARK: MigrationStore
 
@@ -188,8 +191,7 @@ public final class SQLiteStore: MigrationStore, @unchecked Sendable {
     public func readRecords() throws -> [String: MigrationRecord] {
         lock.lock()
         defer { lock.unlock() }
-        if let connection { return try reading(connection) { try records(in: connection) } }
-        let path = url.path
+        if let connection { return try records(in: connection) }
         // One stat for both questions a launch asks: is there a database, and is it 0 bytes
         // (data gone, not a new database: planning says so before any step)?
         var status = stat()
@@ -203,7 +205,7 @@ public final class SQLiteStore: MigrationStore, @unchecked Sendable {
         } catch let error as SQLiteError where error.code == SQLITE_CANTOPEN || error.code == SQLITE_READONLY {
             db = try Database(path: path, busyTimeout: busyTimeout, mode: .readOnly)
         }
-        return try reading(db) { try records(in: db) }
+        return try records(in: db)
     }
 
     /// Runs `body` in one `IMMEDIATE` transaction with the records, then writes the records that
@@ -282,7 +284,7 @@ public final class SQLiteStore: MigrationStore, @unchecked Sendable {
         if access == .readOnly { throw SQLiteStoreError(.readOnly, store: description) }
         return try withConnection(request) { db in
             let held = try FileLock(
-                url: URL(fileURLWithPath: url.path + ".migration-lock"), store: description,
+                url: URL(fileURLWithPath: path + ".migration-lock"), store: description,
                 timeout: .milliseconds(Int((max(0, busyTimeout) * 1_000).rounded())), waiting: request)
             defer { held.unlock() }
             let before = try inWriteTransaction(db) {
@@ -406,7 +408,7 @@ public final class SQLiteStore: MigrationStore, @unchecked Sendable {
             try FileManager.default.createDirectory(
                 at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
             try createDatabaseIfMissing()
-            db = try Database(path: url.path, busyTimeout: busyTimeout)
+            db = try Database(path: path, busyTimeout: busyTimeout)
         }
         try configure?(db)
         let query = try ConnectionSettings.query(on: db)
@@ -420,9 +422,9 @@ public final class SQLiteStore: MigrationStore, @unchecked Sendable {
     private func openForReading() throws -> Database {
         try refuseEmptyFile()
         do {
-            return try Database(path: url.path, busyTimeout: busyTimeout, mode: .inspecting)
+            return try Database(path: path, busyTimeout: busyTimeout, mode: .inspecting)
         } catch let error as SQLiteError where error.code == SQLITE_CANTOPEN || error.code == SQLITE_READONLY {
-            return try Database(path: url.path, busyTimeout: busyTimeout, mode: .readOnly)
+            return try Database(path: path, busyTimeout: busyTimeout, mode: .readOnly)
         }
     }
 
@@ -437,7 +439,6 @@ public final class SQLiteStore: MigrationStore, @unchecked Sendable {
     /// level over nothing, hiding the loss for good; a refusal keeps the file as it is and says
     /// what to do.
     private func createDatabaseIfMissing() throws {
-        let path = url.path
         if FileManager.default.fileExists(atPath: path) { return try refuseEmptyFile() }
         let aside = url.deletingLastPathComponent()
             .appendingPathComponent(".\(url.lastPathComponent).\(UUID().uuidString).creating").path
@@ -460,7 +461,7 @@ public final class SQLiteStore: MigrationStore, @unchecked Sendable {
     private func refuseEmptyFile() throws {
         // stat(2) rather than FileManager's attributes: planning calls it at every launch.
         var status = stat()
-        if stat(url.path, &status) == 0, status.st_size == 0, status.st_mode & S_IFMT == S_IFREG {
+        if stat(path, &status) == 0, status.st_size == 0, status.st_mode & S_IFMT == S_IFREG {
             throw SQLiteStoreError(.emptyDatabaseFile, store: description)
         }
     }
@@ -532,60 +533,116 @@ public final class SQLiteStore: MigrationStore, @unchecked Sendable {
     /// its level is the baseline then. A level above what the rest gives (an older release
     /// migrated the store) raises the baseline to it.
     ///
-    /// The queries are compiled straight away, without first asking whether the tables and the
-    /// `baseline` column exist: each question is a statement of its own to compile (the column's
-    /// a table-valued pragma), which cost a launch more than reading the records. Only when a
-    /// query does not compile are they asked, and they decide as before: no levels table, no
+    /// Both tables are read by one statement, which sees one snapshot without a transaction
+    /// around it: `BEGIN` and `ROLLBACK` are statements to compile and run too. It is compiled
+    /// straight away, without first asking whether the tables and the `baseline` column exist:
+    /// each question is a statement of its own to compile (the column's a table-valued pragma),
+    /// which cost a launch more than reading the records. Only when it does not compile are they
+    /// asked, in one transaction with the read, and they decide as before: no levels table, no
     /// records; no history table, no applied sets; no `baseline` column, the level instead.
     private func records(in db: Database) throws -> [String: MigrationRecord] {
-        let levelsQuery: RecordQuery
-        if let query = RecordQuery.compiled(Self.levelsQuery(baselineColumn: "baseline"), in: db) {
-            levelsQuery = query
-        } else {
+        if let query = RecordQuery.compiled(Self.currentRecordsQuery, in: db) {
+            return try records(from: query, in: db)
+        }
+        return try reading(db) {
             guard try db.tableExists(Self.levelsTable) else { return [:] }
-            let baselineColumn = try hasBaselineColumn(db) ? "baseline" : "level"
-            levelsQuery = try RecordQuery.compiling(Self.levelsQuery(baselineColumn: baselineColumn), in: db)
+            let sql = Self.recordsQuery(
+                baselineColumn: try hasBaselineColumn(db) ? "baseline" : "level", history: try db.tableExists(Self.historyTable))
+            return try records(from: RecordQuery.compiling(sql, in: db), in: db)
+        }
+    }
+
+    /// The history rows, then the levels rows, in five columns: `manager`, `version` or `level`,
+    /// `applied_at` or `app_version`, `duration_seconds` or the baseline, and `id`, `NULL` in a
+    /// levels row. History comes first so that the columns are named after it, as the errors of
+    /// ``RecordQuery/Cursor`` name them: of a levels row, only `manager` is read that way.
+    ///
+    /// No `ORDER BY`: ordering a compound statement sorts it in a temporary b-tree, which cost
+    /// 47,000 instructions a launch (compiling the statement costs 66,000). A table is scanned in
+    /// `id` order anyway; `records(from:in:)` orders what arrives otherwise (an index covering
+    /// the columns, `PRAGMA reverse_unordered_selects`).
+    private static func recordsQuery(baselineColumn: String, history: Bool) -> String {
+        let levels = "SELECT manager, level, app_version, \(baselineColumn), NULL FROM \(levelsTable)"
+        guard history else { return levels }
+        return "SELECT manager, version, applied_at, duration_seconds, id FROM \(historyTable) UNION ALL " + levels
+    }
+
+    /// The statement for both tables as this release writes them, built once rather than on
+    /// every launch.
+    private static let currentRecordsQuery = recordsQuery(baselineColumn: "baseline", history: true)
+
+    private static let historyVersionColumn = "version in \(historyTable)"
+
+    /// The records `query` (a ``recordsQuery(baselineColumn:history:)``) reads.
+    ///
+    /// Each manager is looked up once per run of its history rows, which come one manager after
+    /// another (the name compared in place), and once per levels row: hashing the name of every
+    /// history row cost a launch 25,000 instructions.
+    private func records(from query: RecordQuery, in db: Database) throws -> [String: MigrationRecord] {
+        var levelRows: [String: (record: MigrationRecord, level: Version?)] = [:]
+        var histories: [String: [HistoryRow]] = [:]
+        // The manager whose history rows arrive, and its rows read since they began to. A
+        // manager whose rows hold no version has no applied set, as if it had no rows.
+        var runManager: String?
+        var run: [HistoryRow] = []
+        var lastID = Int64.min
+        var isInIDOrder = true
+        var appliedAt = AppliedAtReader(database: db)
+        while let row = try query.nextRow() {
+            guard let id = row.integer(4) else {
+                let manager: String = try row[0]
+                levelRows[manager] = (
+                    MigrationRecord(
+                        baseline: try version(row.value(3), column: "baseline", of: manager),
+                        appVersion: try version(row.value(2), column: "app_version", of: manager)),
+                    try version(row.value(1), column: "level", of: manager))
+                continue
+            }
+            let manager: String
+            if let runManager, row.text(0, equals: runManager) {
+                manager = runManager
+            } else {
+                if let runManager, !run.isEmpty { histories[runManager, default: []].append(contentsOf: run) }
+                run.removeAll(keepingCapacity: true)
+                manager = try row[0]
+                runManager = manager
+            }
+            guard let version = try version(row.value(1), column: Self.historyVersionColumn, of: manager) else { continue }
+            let seconds = try appliedAt.unixTime(ofColumn: 2, in: row)
+            let migration = AppliedMigration(
+                version: version, appliedAt: seconds.map(Date.init(timeIntervalSince1970:)), duration: try row[3])
+            isInIDOrder = isInIDOrder && id > lastID
+            lastID = id
+            run.append(HistoryRow(id: id, migration: migration))
+        }
+        if let runManager, !run.isEmpty { histories[runManager, default: []].append(contentsOf: run) }
+
+        func applied(_ history: [HistoryRow]) -> [AppliedMigration] {
+            // In id order, so that of two rows for one version the first applied is kept.
+            (isInIDOrder ? history : history.sorted { $0.id < $1.id }).map(\.migration)
         }
         var records: [String: MigrationRecord] = [:]
-        var levels: [String: Version] = [:]
-        try levelsQuery.forEachRow { row in
-            let manager: String = try row[0]
-            records[manager] = MigrationRecord(
-                baseline: try version(row.value(3), column: "baseline", of: manager),
-                appVersion: try version(row.value(2), column: "app_version", of: manager))
-            levels[manager] = try version(row.value(1), column: "level", of: manager)
-        }
-        let historyQuery = try RecordQuery.compiled(Self.historyQuery, in: db)
-            ?? (db.tableExists(Self.historyTable) ? RecordQuery.compiling(Self.historyQuery, in: db) : nil)
-        if let historyQuery {
-            var applied: [String: [AppliedMigration]] = [:]
-            try historyQuery.forEachRow { row in
-                let manager: String = try row[0]
-                guard let version = try version(row.value(1), column: Self.historyVersionColumn, of: manager) else { return }
-                let seconds: Double? = try row[2]
-                applied[manager, default: []].append(AppliedMigration(
-                    version: version, appliedAt: seconds.map(Date.init(timeIntervalSince1970:)), duration: try row[3]))
+        for (manager, row) in levelRows {
+            var record = row.record
+            if let history = histories.removeValue(forKey: manager) {
+                record = MigrationRecord(applied: applied(history), baseline: record.baseline, appVersion: record.appVersion)
             }
-            for (manager, migrations) in applied {
-                let record = records[manager] ?? MigrationRecord()
-                records[manager] = MigrationRecord(applied: migrations, baseline: record.baseline, appVersion: record.appVersion)
+            if let level = row.level, record.level.map({ level > $0 }) ?? true {
+                record.baseline = level
             }
+            records[manager] = record
         }
-        for (manager, level) in levels where records[manager]?.level.map({ level > $0 }) ?? true {
-            records[manager, default: MigrationRecord()].baseline = level
+        for (manager, history) in histories {
+            records[manager] = MigrationRecord(applied: applied(history))
         }
         return records
     }
 
-    private static func levelsQuery(baselineColumn: String) -> String {
-        "SELECT manager, level, app_version, \(baselineColumn) FROM \(levelsTable)"
+    /// A history row as read, with its id.
+    private struct HistoryRow {
+        let id: Int64
+        let migration: AppliedMigration
     }
-
-    private static let historyQuery = """
-        SELECT manager, version, (julianday(applied_at) - 2440587.5) * 86400.0, duration_seconds
-        FROM \(historyTable) ORDER BY id
-        """
-    private static let historyVersionColumn = "version in \(historyTable)"
 
     /// Writes what changed between `old` and `new`: each changed manager's row of the levels
     /// table (its `level` too, which older releases read), and its history rows.
@@ -660,102 +717,6 @@ public final class SQLiteStore: MigrationStore, @unchecked Sendable {
         } catch {
             throw MigrationError.unreadableState(
                 manager: manager, store: description, reason: "its \(column) in table \(Self.levelsTable) is \(error)")
-        }
-    }
-}
-
-/// A query of the store's own tables run through SQLite's C API on a connection of the store:
-/// reading records is most of what planning a launch does with the database, and a ``Row`` per
-/// record (its array of values, the statement's column names) cost more than SQLite's own work.
-/// Values convert as ``Row``'s subscripts convert them; a value that does not convert is read
-/// into a ``Row`` after all, which throws the error ``Row`` throws.
-private final class RecordQuery {
-    private let database: Database
-    private let statement: OpaquePointer
-    private let sql: String
-
-    private init(database: Database, statement: OpaquePointer, sql: String) {
-        self.database = database
-        self.statement = statement
-        self.sql = sql
-    }
-
-    /// `sql` compiled, or SQLite's status when it refuses it (a missing table or column, say).
-    private static func compile(_ sql: String, in database: Database) -> Result<RecordQuery, SQLiteError> {
-        var statement: OpaquePointer?
-        let status = sqlite3_prepare_v2(database.handle, sql, -1, &statement, nil)
-        guard status == SQLITE_OK, let statement else {
-            sqlite3_finalize(statement)
-            return .failure(database.error(status, sql: sql))
-        }
-        return .success(RecordQuery(database: database, statement: statement, sql: sql))
-    }
-
-    /// `sql` compiled, or `nil` when SQLite refuses it.
-    static func compiled(_ sql: String, in database: Database) -> RecordQuery? {
-        try? compile(sql, in: database).get()
-    }
-
-    /// `sql` compiled, or the error ``Database`` reports for it.
-    static func compiling(_ sql: String, in database: Database) throws -> RecordQuery {
-        try compile(sql, in: database).get()
-    }
-
-    deinit {
-        sqlite3_finalize(statement)
-    }
-
-    /// Calls `body` with each row, then resets the statement.
-    func forEachRow(_ body: (Cursor) throws -> Void) throws {
-        defer { sqlite3_reset(statement) }
-        while true {
-            let status = sqlite3_step(statement)
-            switch status {
-            case SQLITE_ROW: try body(Cursor(query: self))
-            case SQLITE_DONE: return
-            default: throw database.error(status, sql: sql)
-            }
-        }
-    }
-
-    /// The current row of the query.
-    struct Cursor {
-        let query: RecordQuery
-
-        /// The value in `column` (from 0), as ``Statement`` reads it.
-        func value(_ column: Int32) -> DatabaseValue {
-            let statement = query.statement
-            switch sqlite3_column_type(statement, column) {
-            case SQLITE_INTEGER:
-                return .integer(sqlite3_column_int64(statement, column))
-            case SQLITE_FLOAT:
-                return .real(sqlite3_column_double(statement, column))
-            case SQLITE_TEXT:
-                guard let text = sqlite3_column_text(statement, column) else { return .text("") }
-                let count = Int(sqlite3_column_bytes(statement, column))
-                return .text(String(decoding: UnsafeBufferPointer(start: text, count: count), as: UTF8.self))
-            case SQLITE_BLOB:
-                guard let bytes = sqlite3_column_blob(statement, column) else { return .blob(Data()) }
-                return .blob(Data(bytes: bytes, count: Int(sqlite3_column_bytes(statement, column))))
-            default:
-                return .null
-            }
-        }
-
-        /// The value in `column` converted to `T`, or the error ``Row`` throws when it does not convert.
-        subscript<T: DatabaseValueConvertible>(_ column: Int32) -> T {
-            get throws {
-                if let converted = T.fromDatabaseValue(value(column)) { return converted }
-                return try row()[Int(column)]
-            }
-        }
-
-        /// The whole row, as ``Statement`` would return it.
-        private func row() -> Row {
-            let statement = query.statement
-            let count = sqlite3_column_count(statement)
-            let names = (0..<count).map { String(cString: sqlite3_column_name(statement, $0)) }
-            return Row(values: (0..<count).map(value), layout: Row.Layout(names: names, sql: query.sql, path: query.database.path))
         }
     }
 }
