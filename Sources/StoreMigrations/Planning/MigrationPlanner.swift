@@ -448,7 +448,9 @@ enum MigrationPlanner {
         // manager's pending versions are gathered in the same pass.
         let names = graph.managers.map { inline($0.name) }
         var pending = [[Version]](repeating: [], count: graph.managers.count)
-        let plannedSteps = [PlannedStep](unsafeUninitializedCapacity: count) { buffer, initializedCount in
+        // No steps, no initializer: given no capacity, it writes the count into the storage every
+        // empty array shares, which ThreadSanitizer reports as a race with any thread reading one.
+        let plannedSteps = count == 0 ? [] : [PlannedStep](unsafeUninitializedCapacity: count) { buffer, initializedCount in
             var edge = 0
             var runStart = 0
             while runStart < count {
