@@ -70,22 +70,7 @@ final class RecordQuery {
 
         /// The value in `column` (from 0), as ``Statement`` reads it.
         func value(_ column: Int32) -> DatabaseValue {
-            let statement = query.statement
-            switch sqlite3_column_type(statement, column) {
-            case SQLITE_INTEGER:
-                return .integer(sqlite3_column_int64(statement, column))
-            case SQLITE_FLOAT:
-                return .real(sqlite3_column_double(statement, column))
-            case SQLITE_TEXT:
-                guard let text = sqlite3_column_text(statement, column) else { return .text("") }
-                let count = Int(sqlite3_column_bytes(statement, column))
-                return .text(String(decoding: UnsafeBufferPointer(start: text, count: count), as: UTF8.self))
-            case SQLITE_BLOB:
-                guard let bytes = sqlite3_column_blob(statement, column) else { return .blob(Data()) }
-                return .blob(Data(bytes: bytes, count: Int(sqlite3_column_bytes(statement, column))))
-            default:
-                return .null
-            }
+            Statement.value(at: column, of: query.statement)
         }
 
         /// The value in `column` converted to `T`, or the error ``Row`` throws when it does not convert.

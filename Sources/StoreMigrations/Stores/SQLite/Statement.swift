@@ -176,7 +176,7 @@ public final class Statement {
         var values: [DatabaseValue] = []
         values.reserveCapacity(Int(count))
         for column in 0..<count {
-            values.append(value(at: column))
+            values.append(Self.value(at: column, of: handle))
         }
         return Row(values: values, layout: layout)
     }
@@ -195,20 +195,23 @@ public final class Statement {
         return layout
     }
 
-    private func value(at column: Int32) -> DatabaseValue {
-        switch sqlite3_column_type(handle, column) {
+    /// The value in `column` (from 0) of the current row of `statement`, in SQLite's storage class:
+    /// how every query of the library reads a column, ``RecordQuery`` as well as this type.
+    @inline(__always)
+    static func value(at column: Int32, of statement: OpaquePointer) -> DatabaseValue {
+        switch sqlite3_column_type(statement, column) {
         case SQLITE_INTEGER:
-            return .integer(sqlite3_column_int64(handle, column))
+            return .integer(sqlite3_column_int64(statement, column))
         case SQLITE_FLOAT:
-            return .real(sqlite3_column_double(handle, column))
+            return .real(sqlite3_column_double(statement, column))
         case SQLITE_TEXT:
             // Text first, then its length: the documented order, as the call may convert it.
-            guard let text = sqlite3_column_text(handle, column) else { return .text("") }
-            let count = Int(sqlite3_column_bytes(handle, column))
+            guard let text = sqlite3_column_text(statement, column) else { return .text("") }
+            let count = Int(sqlite3_column_bytes(statement, column))
             return .text(String(decoding: UnsafeBufferPointer(start: text, count: count), as: UTF8.self))
         case SQLITE_BLOB:
-            guard let bytes = sqlite3_column_blob(handle, column) else { return .blob(Data()) }
-            return .blob(Data(bytes: bytes, count: Int(sqlite3_column_bytes(handle, column))))
+            guard let bytes = sqlite3_column_blob(statement, column) else { return .blob(Data()) }
+            return .blob(Data(bytes: bytes, count: Int(sqlite3_column_bytes(statement, column))))
         default:
             return .null
         }
