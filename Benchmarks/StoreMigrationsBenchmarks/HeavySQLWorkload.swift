@@ -1,5 +1,6 @@
 import Foundation
 import StoreMigrations
+import StoreMigrationsSQLite
 
 /// The guide's category extraction in SQL: a category table and a join table filled from the
 /// notes' `category` text, then the old column dropped. Baseline: the same SQL run directly.

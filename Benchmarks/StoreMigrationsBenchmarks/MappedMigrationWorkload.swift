@@ -1,5 +1,6 @@
 import Foundation
 import StoreMigrations
+import StoreMigrationsSQLite
 
 #if canImport(SQLite3)
 import SQLite3

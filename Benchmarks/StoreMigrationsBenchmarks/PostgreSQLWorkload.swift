@@ -1,5 +1,7 @@
 import Foundation
 import StoreMigrations
+import StoreMigrationsPostgreSQL
+import StoreMigrationsSQLite
 #if canImport(CLibPQ)
 import CLibPQ
 import ThrowawayPostgreSQL

@@ -1,5 +1,6 @@
 import Foundation
 import StoreMigrations
+import StoreMigrationsSQLite
 
 /// A few lines that show what the stores hold, before and after migrating.
 enum DataSummary {

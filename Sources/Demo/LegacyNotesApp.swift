@@ -1,5 +1,6 @@
 import Foundation
 import StoreMigrations
+import StoreMigrationsSQLite
 
 /// The stores of version 1.0 of a notes app, as its users have them on disk: preferences with
 /// old keys, a notes database whose events and tags have no identifiers and whose notes keep a

@@ -1,5 +1,6 @@
 import Foundation
 import StoreMigrations
+import StoreMigrationsSQLite
 
 /// Version 2.0 of the notes app: the migrations its three stores need, as the seed documents
 /// describe them. Registered at every launch; only the pending ones run.

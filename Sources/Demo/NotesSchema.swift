@@ -1,4 +1,5 @@
 import StoreMigrations
+import StoreMigrationsSQLite
 
 /// The notes database as each version of the app declares it. A declaration is the whole
 /// schema: `migrateSchema(to:)` infers the lightweight changes from the live database, and a

@@ -2,6 +2,7 @@
 #if os(Linux) || os(macOS)
 import Foundation
 import StoreMigrations
+import StoreMigrationsPostgreSQL
 
 /// The service whose replicas the demo starts: an orders service at version 2.0, migrating its
 /// PostgreSQL database at startup.

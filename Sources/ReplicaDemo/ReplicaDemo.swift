@@ -2,6 +2,7 @@
 #if os(Linux) || os(macOS)
 import Foundation
 import StoreMigrations
+import StoreMigrationsPostgreSQL
 import ThrowawayPostgreSQL
 
 /// `swift run replica-demo`: starts a throwaway PostgreSQL server, launches four replicas of an

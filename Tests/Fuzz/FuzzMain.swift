@@ -1,9 +1,9 @@
 import Foundation
 
 // libFuzzer entry points. This file is compiled together with every file of
-// Sources/StoreMigrations into one module (see .ci/fuzz), so that the targets reach the
-// internal parsers directly; SwiftPM does not build it, since Package.swift declares no target
-// for this folder.
+// Sources/StoreMigrations and Sources/StoreMigrationsSQLite into one module (see .ci/fuzz), so
+// that the targets reach the internal parsers directly; SwiftPM does not build it, since
+// Package.swift declares no target for this folder.
 
 /// The code under test, one fuzz target each; `STORE_MIGRATIONS_FUZZ_TARGET` picks one, so that
 /// one binary (compiled once) serves them all.

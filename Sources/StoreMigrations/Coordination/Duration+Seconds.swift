@@ -2,7 +2,7 @@ import Foundation
 
 extension Duration {
     /// The duration in seconds, with its fraction, for reports and history rows.
-    var seconds: TimeInterval {
+    package var seconds: TimeInterval {
         let parts = components
         return TimeInterval(parts.seconds) + TimeInterval(parts.attoseconds) / 1e18
     }

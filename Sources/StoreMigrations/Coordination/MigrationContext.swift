@@ -79,7 +79,7 @@ public final class MigrationContext: Sendable {
 }
 
 /// What a ``MigrationContext`` needs from the run its step belongs to.
-protocol MigrationRunControl: AnyObject, Sendable {
+package protocol MigrationRunControl: AnyObject, Sendable {
     var isCancelled: Bool { get }
     func progress(ofStep step: Int) -> Progress
     func reportProgress(ofStep step: Int, fraction: Double)
@@ -118,6 +118,6 @@ final class StandaloneRun: MigrationRunControl {
 /// Content that keeps the context of the step running on it, so that its own long operations
 /// (a SQLite ``Database``'s row transforms) report progress and notice cancellation without the
 /// body passing the context along. The coordinator sets it for the length of the body.
-protocol MigrationContextCarrier: AnyObject {
+package protocol MigrationContextCarrier: AnyObject {
     var context: MigrationContext? { get set }
 }

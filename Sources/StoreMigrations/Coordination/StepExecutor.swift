@@ -1,7 +1,7 @@
 import Foundation
 
 /// What a step did to its store.
-enum StepOutcome: Sendable, Hashable {
+package enum StepOutcome: Sendable, Hashable {
     /// The step ran and its record changed.
     case applied
     /// The record, read again under the store's lock, showed the work done (by another process,
@@ -14,13 +14,13 @@ enum StepOutcome: Sendable, Hashable {
 /// runs and where waits are reported (``TransactionRequest``): the record it looks at
 /// is read again under the store's lock, and the record it changes is committed with the
 /// content, or not at all when anything throws. Stores only lock and commit.
-enum StepExecutor {
+package enum StepExecutor {
     /// Runs migration `version` of `manager` unless the record shows it applied, then adds it to
     /// the applied set with when it started and how long it took. The body gets a function that
     /// makes the step's ``MigrationContext`` (with the level read under the lock) on first use;
     /// content that carries a context (``MigrationContextCarrier``, when `carriesContext`) is
     /// given it for the length of the body.
-    static func migrate<Store: MigrationStore>(
+    package static func migrate<Store: MigrationStore>(
         _ version: Version, of manager: String, in store: Store, source: StepSource = .standalone,
         carriesContext: Bool = false, transaction mode: TransactionMode = .transactional,
         _ body: (inout Store.Content, () -> MigrationContext) throws -> Void
@@ -70,7 +70,7 @@ enum StepExecutor {
 
     /// Records `version` as `manager`'s baseline mark, unless the manager already has a level
     /// (another process migrated it meanwhile, or the app adopted the library earlier).
-    static func baseline<Store: MigrationStore>(
+    package static func baseline<Store: MigrationStore>(
         _ version: Version, of manager: String, in store: Store, source: StepSource = .standalone
     ) throws -> StepOutcome {
         try store.transaction(TransactionRequest(migration: nil, source: source)) { records, _ in
@@ -85,7 +85,7 @@ enum StepExecutor {
     /// Throws the store's content away and forgets `manager`'s record, unless the record no
     /// longer shows a level past `appVersion`: then another process has reset (and perhaps
     /// migrated) the store already, and resetting again would lose its work.
-    static func reset<Store: MigrationStore>(
+    package static func reset<Store: MigrationStore>(
         _ manager: String, in store: Store, newerThan appVersion: Version, source: StepSource = .standalone
     ) throws -> StepOutcome {
         do {
@@ -104,7 +104,7 @@ enum StepExecutor {
 
     /// Runs `hook` once for app version `current` and records that version, so that of several
     /// processes launching together only one runs it. A hook that throws records nothing.
-    static func appVersionChange<Store: MigrationStore>(
+    package static func appVersionChange<Store: MigrationStore>(
         to current: Version, of manager: String, in store: Store, source: StepSource = .standalone,
         _ hook: (_ previous: Version?, _ current: Version) throws -> Void
     ) throws -> StepOutcome {
@@ -119,7 +119,7 @@ enum StepExecutor {
     }
 
     /// Forgets `manager`'s record; the store's content is not touched.
-    static func forget<Store: MigrationStore>(_ manager: String, in store: Store) throws {
+    package static func forget<Store: MigrationStore>(_ manager: String, in store: Store) throws {
         try store.transaction { records, _ in records[manager] = nil }
     }
 }
@@ -127,17 +127,22 @@ enum StepExecutor {
 /// The run and step a store's transaction works for: where its context reports progress and
 /// its store reports waits. A reference and an index, so that passing it allocates nothing per
 /// step (a closure capturing the step would).
-struct StepSource {
-    let run: any MigrationRunControl
-    let step: Int
+package struct StepSource {
+    package let run: any MigrationRunControl
+    package let step: Int
+
+    package init(run: any MigrationRunControl, step: Int) {
+        self.run = run
+        self.step = step
+    }
 
     /// Steps run outside a coordinator's run (``MigrationManager/reset()``, tests).
-    static var standalone: StepSource { StepSource(run: StandaloneRun(), step: 0) }
+    package static var standalone: StepSource { StepSource(run: StandaloneRun(), step: 0) }
 }
 
 /// An error a store throws without knowing which migration it was working for; the step
 /// executor names the migration.
-protocol MigrationAttributableError: Error {
+package protocol MigrationAttributableError: Error {
     /// The error, naming `migration` if it named none.
     func attributed(to migration: MigrationReference) -> any Error
 }

@@ -7,7 +7,7 @@ extension String {
     /// Compared byte by byte, not with Foundation's `replacingOccurrences(of:with:)`, which compares
     /// characters: a quote that a combining mark follows (`"\u{301}`) is one character that is
     /// not a quote to it, so a quoted name or literal would end early (found by the fuzz targets).
-    func escapingASCII(_ special: String, with escape: Unicode.Scalar) -> String {
+    package func escapingASCII(_ special: String, with escape: Unicode.Scalar) -> String {
         let special = Array(special.utf8), escape = UInt8(escape.value)
         precondition(special.allSatisfy { $0 < 0x80 } && escape < 0x80, "only ASCII characters are escaped byte by byte")
         var escaped: [UInt8] = []
@@ -21,7 +21,7 @@ extension String {
 
     /// This text with every doubled `quote` (an ASCII character) made single, byte by byte: the
     /// inverse of `escapingASCII(quote, with: quote)` for the inside of a quoted SQL literal.
-    func undoublingASCII(_ quote: Unicode.Scalar) -> String {
+    package func undoublingASCII(_ quote: Unicode.Scalar) -> String {
         let quote = UInt8(quote.value)
         precondition(quote < 0x80, "only ASCII characters are undoubled byte by byte")
         var result: [UInt8] = []

@@ -38,7 +38,7 @@ public struct PlannedStep: Sendable, Hashable, Codable, CustomStringConvertible 
             }
         }
 
-        init(manager: String, action: Action, version: Version?) {
+        package init(manager: String, action: Action, version: Version?) {
             self.manager = manager
             self.action = action
             self.version = version

@@ -19,8 +19,8 @@ import Glibc
 ///     // read the level again, apply, write
 /// }
 /// ```
-final class FileLock {
-    let url: URL
+package final class FileLock {
+    package let url: URL
     private var descriptor: Int32
 
     /// Locks `url`, creating the file if needed, and waits at most `timeout` for another holder,
@@ -28,7 +28,7 @@ final class FileLock {
     ///
     /// - Throws: ``FileStoreError`` with operation `.waitForLock` after the timeout, `.openLockFile`
     ///   or `.lock` when the system refuses.
-    init(url: URL, store: String, timeout: Duration, waiting: TransactionRequest? = nil) throws {
+    package init(url: URL, store: String, timeout: Duration, waiting: TransactionRequest? = nil) throws {
         self.url = url
         let path = url.path
         let clock = ContinuousClock()
@@ -80,7 +80,7 @@ final class FileLock {
     }
 
     /// Releases the lock; later calls do nothing.
-    func unlock() {
+    package func unlock() {
         guard descriptor >= 0 else { return }
         // Closing the last descriptor of the open file description releases the flock.
         close(descriptor)
@@ -88,7 +88,7 @@ final class FileLock {
     }
 
     /// Runs `body` while holding the lock on `url`.
-    static func withLock<T>(
+    package static func withLock<T>(
         url: URL, store: String, timeout: Duration, waiting: TransactionRequest? = nil, _ body: () throws -> T
     ) throws -> T {
         let lock = try FileLock(url: url, store: store, timeout: timeout, waiting: waiting)

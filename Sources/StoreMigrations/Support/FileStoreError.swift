@@ -175,7 +175,7 @@ public struct FileStoreError: Error, Sendable, Hashable, CustomStringConvertible
 }
 
 extension FileStoreError: MigrationAttributableError {
-    func attributed(to migration: MigrationReference) -> any Error {
+    package func attributed(to migration: MigrationReference) -> any Error {
         var error = self
         if error.migration == nil { error.migration = migration }
         return error

@@ -12,10 +12,10 @@ import Glibc
 /// Read from `/proc/locks` (Linux), never by asking the file: `fcntl(F_GETLK)` needs a descriptor
 /// of its own, and closing any descriptor of a file drops every POSIX lock this process holds on
 /// it, SQLite's among them. Elsewhere the holder is unknown (`nil`).
-enum LockOwner {
+package enum LockOwner {
     /// The process holding a lock on the file at `path` that covers byte `offset` (any byte when
     /// nil), or nil when none is listed or the system does not say.
-    static func processID(onFileAt path: String, coveringByte offset: Int64? = nil) -> Int32? {
+    package static func processID(onFileAt path: String, coveringByte offset: Int64? = nil) -> Int32? {
         #if os(Linux)
         var status = stat()
         guard stat(path, &status) == 0,
@@ -30,7 +30,7 @@ enum LockOwner {
     /// `id: KIND ADVISORY READ|WRITE pid major:minor:inode start end|EOF`, device numbers in
     /// hexadecimal; lines with `->` are processes waiting, not holding, and open-file-description
     /// locks list pid -1 (no single process owns them).
-    static func processID(in table: String, device: UInt64, inode: UInt64, coveringByte offset: Int64?) -> Int32? {
+    package static func processID(in table: String, device: UInt64, inode: UInt64, coveringByte offset: Int64?) -> Int32? {
         let major = ((device >> 8) & 0xfff) | ((device >> 32) & ~UInt64(0xfff))
         let minor = (device & 0xff) | ((device >> 12) & ~UInt64(0xff))
         for line in table.split(separator: "\n") {

@@ -39,7 +39,7 @@ public enum CacheStoreError: Error, Sendable, Hashable, CustomStringConvertible,
 }
 
 extension CacheStoreError: MigrationAttributableError {
-    func attributed(to migration: MigrationReference) -> any Error {
+    package func attributed(to migration: MigrationReference) -> any Error {
         switch self {
         case let .invalidMarker(file, reason, nil):
             return CacheStoreError.invalidMarker(file: file, reason: reason, migration: migration)

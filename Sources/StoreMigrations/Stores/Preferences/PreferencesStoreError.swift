@@ -64,7 +64,7 @@ public enum PreferencesStoreError: Error, Sendable, Hashable, CustomStringConver
 }
 
 extension PreferencesStoreError: MigrationAttributableError {
-    func attributed(to migration: MigrationReference) -> any Error {
+    package func attributed(to migration: MigrationReference) -> any Error {
         switch self {
         case let .unreadableFile(file, format, reason, nil):
             return PreferencesStoreError.unreadableFile(file: file, format: format, reason: reason, migration: migration)

@@ -68,7 +68,7 @@ public enum UserDefaultsStoreError: Error, Sendable, Hashable, CustomStringConve
 }
 
 extension UserDefaultsStoreError: MigrationAttributableError {
-    func attributed(to migration: MigrationReference) -> any Error {
+    package func attributed(to migration: MigrationReference) -> any Error {
         switch self {
         case let .unavailableSuite(suite, nil):
             return Self.unavailableSuite(suite: suite, migration: migration)

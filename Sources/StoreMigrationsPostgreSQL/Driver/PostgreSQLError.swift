@@ -1,0 +1,157 @@
+import Foundation
+import StoreMigrations
+
+/// An error from a ``PostgreSQLStore`` or its ``PostgreSQLConnection``: what failed, the
+/// server's SQLSTATE, message, detail and hint when the server sent them, the statement, the
+/// store, the migration step when one was running, and what to do.
+///
+/// ```swift
+/// do {
+///     try coordinator.run()
+/// } catch let error as MigrationRunError {
+///     if let failure = error.report.failures.first?.error as? PostgreSQLError, failure.sqlState == "42P07" {
+///         print(failure.message, failure.sql ?? "")   // relation "…" already exists
+///     }
+/// }
+/// ```
+///
+/// When a step fails, its transaction is rolled back: the data, the schema and the records are
+/// as they were before the step (a ``TransactionMode/none`` step's body may have run in part).
+public struct PostgreSQLError: Error, Sendable, Hashable, CustomStringConvertible, LocalizedError {
+    /// What went wrong.
+    public enum Kind: Sendable, Hashable {
+        /// The connection string or parameters do not parse.
+        case invalidConnectionString
+        /// The server could not be reached, refused the connection, or refused to log in
+        /// (wrong password: SQLSTATE `28P01`; missing database: `3D000`).
+        case connectionFailed
+        /// The connection broke while in use (server restarted or stopped, network cut): the
+        /// statement's transaction was rolled back by the server.
+        case connectionLost
+        /// The server refused a statement; ``PostgreSQLError/sqlState`` says why.
+        case statementFailed
+        /// Another session held the store's advisory lock past the store's lock timeout.
+        /// `holderPID` is that session's server process id, read from `pg_locks`, when it could be.
+        case lockTimeout(holderPID: Int32?)
+        /// A table the store keeps its records in exists with columns the store does not know.
+        case foreignStoreTable(table: String)
+        /// A value read from a row does not convert to the type asked for.
+        case valueConversion
+        /// The store or connection was used in a way it does not allow (a body ending the
+        /// step's transaction, a transaction opened inside a non-transactional step, …).
+        case misuse
+    }
+
+    /// What went wrong.
+    public let kind: Kind
+    /// The server's five-character SQLSTATE (`"42P07"`, `"28P01"`, `"57P01"`, …), when it sent one.
+    public let sqlState: String?
+    /// The server's or libpq's primary message, or this wrapper's.
+    public let message: String
+    /// The server's detail line, when it sent one.
+    public let detail: String?
+    /// The server's hint, when it sent one.
+    public let hint: String?
+    /// The statement that failed, when a statement failed.
+    public let sql: String?
+    /// The store, as ``PostgreSQLStore/description`` names it (never with a password).
+    public let store: String
+    /// The migration step that was running, once the coordinator knows it.
+    public let migration: MigrationReference?
+
+    /// Creates an error; stores and connections make them, tests compare them.
+    public init(
+        kind: Kind, sqlState: String? = nil, message: String, detail: String? = nil, hint: String? = nil,
+        sql: String? = nil, store: String, migration: MigrationReference? = nil
+    ) {
+        self.kind = kind
+        self.sqlState = sqlState
+        self.message = message
+        self.detail = detail
+        self.hint = hint
+        self.sql = sql
+        self.store = store
+        self.migration = migration
+    }
+
+    /// The message: what failed, where, the server's words, and what to do.
+    public var description: String {
+        var text: String
+        switch kind {
+        case .invalidConnectionString:
+            text = "The connection string of \(store) does not parse: \(message)."
+        case .connectionFailed:
+            text = "Could not connect to \(store): \(message)."
+        case .connectionLost:
+            text = "The connection to \(store) was lost: \(message)."
+        case .statementFailed:
+            text = "\(store) refused a statement: \(message)."
+        case .lockTimeout(let holder):
+            text = "Timed out waiting for the migration lock of \(store): \(message)"
+                + (holder.map { "; it is held by the server process \($0) (pg_locks)" } ?? "") + "."
+        case .foreignStoreTable(let table):
+            text = "\(store) has a table \(table) that is not a StoreMigrations record table: \(message)."
+        case .valueConversion:
+            text = "A value read from \(store) does not convert: \(message)."
+        case .misuse:
+            text = "\(store) was misused: \(message)."
+        }
+        if let migration { text += " Migration: \(migration)." }
+        if let sqlState { text += " SQLSTATE \(sqlState)." }
+        if let detail { text += " Detail: \(detail)." }
+        if let hint { text += " Hint: \(hint)." }
+        if let sql { text += " Statement: \(Self.abbreviated(sql))." }
+        return text + " " + action
+    }
+
+    /// The same message as ``description``.
+    public var errorDescription: String? { description }
+
+    /// What to do about it.
+    public var action: String {
+        switch kind {
+        case .invalidConnectionString:
+            return "Fix the connection string (key=value pairs, or a postgresql:// URI); nothing was changed."
+        case .connectionFailed:
+            switch sqlState {
+            case "28P01", "28000":
+                return "Check the user and password the store connects with; nothing was changed."
+            case "3D000":
+                return "Create the database (CREATE DATABASE), or fix its name; nothing was changed."
+            default:
+                return "Check that the server runs and that the host and port are right; nothing was changed."
+            }
+        case .connectionLost:
+            return "The step's transaction was rolled back; run the migrations again once the server is back."
+        case .statementFailed:
+            return migration == nil
+                ? "Fix the statement; its transaction was rolled back."
+                : "Fix the migration; its step was rolled back with its schema changes and nothing was recorded."
+        case .lockTimeout:
+            return "Another replica is migrating this database: wait for it, or raise the store's lockTimeout; nothing was changed."
+        case .foreignStoreTable:
+            return "Rename or drop that table, or give the store another schema; nothing was changed."
+        case .valueConversion:
+            return "Read the column as the type it holds, or as an optional when it may be NULL."
+        case .misuse:
+            return "Leave the step's transaction to the store; nothing was recorded."
+        }
+    }
+
+    /// The error, naming `migration`.
+    func naming(_ migration: MigrationReference) -> PostgreSQLError {
+        guard self.migration == nil else { return self }
+        return PostgreSQLError(
+            kind: kind, sqlState: sqlState, message: message, detail: detail, hint: hint, sql: sql,
+            store: store, migration: migration)
+    }
+
+    private static func abbreviated(_ sql: String) -> String {
+        let flat = sql.split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }.joined(separator: " ")
+        return flat.count > 300 ? String(flat.prefix(300)) + "…" : flat
+    }
+}
+
+extension PostgreSQLError: MigrationAttributableError {
+    package func attributed(to migration: MigrationReference) -> any Error { naming(migration) }
+}

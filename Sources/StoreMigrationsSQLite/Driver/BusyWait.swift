@@ -1,0 +1,77 @@
+#if canImport(SQLite3)
+import SQLite3
+#else
+import CSQLite
+#endif
+import Foundation
+import StoreMigrations
+
+/// The busy handler of a connection: when another connection or process holds the lock a
+/// statement needs (another process's migration step, say), SQLite calls it until it gives up;
+/// it waits, with growing pauses of at most 50 ms, until `timeout` has passed since the wait
+/// began, and then lets the statement fail with `SQLITE_BUSY`.
+///
+/// A handler of its own rather than `sqlite3_busy_timeout`: it measures the wait on a clock
+/// (SQLite's counts its own sleeps, which are whole seconds where `usleep` is missing), knows
+/// when a wait begins (``waits``, for a "waiting for another process" report), and is installed
+/// again after every step (``Database/installBusyHandler()``), since a body's
+/// `PRAGMA busy_timeout` replaces it without a trace `PRAGMA busy_timeout` could read back.
+final class BusyWait {
+    /// How long a statement waits for a lock.
+    let timeout: TimeInterval
+    /// How many waits have begun on this connection.
+    private(set) var waits = 0
+    private var started = ContinuousClock.now
+    /// Told when a wait begins, while ``reportingWaits(to:_:)`` runs.
+    private var onWait: (() -> Void)?
+
+    init(timeout: TimeInterval) {
+        self.timeout = max(0, timeout)
+    }
+
+    /// Whether to try again after the `count`-th refusal (from 0) of one wait, after a pause.
+    func shouldRetry(after count: Int32) -> Bool {
+        let now = ContinuousClock.now
+        if count == 0 {
+            started = now
+            waits += 1
+            onWait?()
+        }
+        let remaining = timeout - (now - started).seconds
+        guard remaining > 0 else { return false }
+        let pause = min(0.001 * pow(2, Double(min(count, 6))), 0.05, remaining)
+        Thread.sleep(forTimeInterval: pause)
+        return true
+    }
+
+    /// Runs `body`, calling `report` when one of its statements begins to wait for a lock: the
+    /// step's "waiting for another process" event, sent before the wait rather than after it.
+    func reportingWaits<T>(to report: () -> Void, _ body: () throws -> T) rethrows -> T {
+        try withoutActuallyEscaping(report) { report in
+            let outer = onWait
+            onWait = report
+            defer { onWait = outer }
+            return try body()
+        }
+    }
+}
+
+extension Database {
+    /// The process holding this database's write lock (the WAL writer's lock in the `-shm` file,
+    /// or the rollback journal's reserved byte), where the system tells.
+    var writeLockHolder: Int32? {
+        // The byte offsets are SQLite's file format: WAL_WRITE_LOCK is byte 120 of the shared
+        // memory file, RESERVED_BYTE is the byte after PENDING_BYTE (0x40000000) of the database.
+        LockOwner.processID(onFileAt: path + "-shm", coveringByte: 120)
+            ?? LockOwner.processID(onFileAt: path, coveringByte: 0x4000_0001)
+    }
+
+    /// Installs the connection's ``BusyWait`` as SQLite's busy handler, replacing whatever a
+    /// body's `PRAGMA busy_timeout` put there.
+    func installBusyHandler() {
+        sqlite3_busy_handler(handle, { context, count in
+            guard let context else { return 0 }
+            return Unmanaged<BusyWait>.fromOpaque(context).takeUnretainedValue().shouldRetry(after: count) ? 1 : 0
+        }, Unmanaged.passUnretained(busyWait).toOpaque())
+    }
+}

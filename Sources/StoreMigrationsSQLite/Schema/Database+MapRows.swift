@@ -1,0 +1,55 @@
+import StoreMigrations
+
+extension Database {
+    /// Renames `table` out of the way of the declared table of the same name, for an entity
+    /// mapping to read, and returns its temporary name.
+    ///
+    /// Its indexes and triggers are dropped first: their names must be free for the new tables',
+    /// and the table is only read from now on. The legacy rename leaves the views, triggers and
+    /// foreign keys that name `table` pointing at that name, which the new table takes.
+    func setAsideForMapping(_ table: String) throws -> String {
+        guard let table = try canonicalTableName(table) else { throw noSuchTable(table) }
+        let objects = try rows(
+            "SELECT type, name FROM sqlite_master WHERE tbl_name = ? AND type IN ('index', 'trigger') AND sql IS NOT NULL",
+            arguments: [.text(table)])
+        for object in objects {
+            let type: String = try object["type"]
+            try execute("DROP \(type.uppercased()) \(Self.quoted(try object["name"]))")
+        }
+        let temporary = try unusedTableName(startingWith: "store_migrations_source_\(table)")
+        try renameTableLeavingReferences(table, to: temporary)
+        return temporary
+    }
+
+    /// Streams the rows of `table` through `mapping` into `destination` with one statement, in
+    /// the table's key order, calling `progress` with the number of rows mapped after each batch.
+    func mapRows(
+        of table: String, through mapping: EntityMapping, into destination: MappingDestination,
+        progress: (Int) -> Void
+    ) throws {
+        let selection = mapping.columns.map { $0.map(Self.quoted).joined(separator: ", ") } ?? "*"
+        let select = try makeStatement("SELECT \(selection) FROM \(Self.quoted(table))")
+        try select.bind([])
+        defer { select.reset() }
+        let transform = mapping.transform
+        var inBatch = 0
+        while let row = try select.step() {
+            try transform(row, destination)
+            inBatch += 1
+            if inBatch == mapping.batchSize {
+                progress(inBatch)
+                inBatch = 0
+                try context?.checkCancellation()
+            }
+        }
+        progress(inBatch)
+    }
+
+    /// Drops the set-aside `tables`, those referring to others first.
+    func dropSetAside(_ tables: [String]) throws {
+        let ordered = try SchemaDiff.childrenFirst(tables) { child, parent in
+            try foreignKeysReferring(to: parent).contains { sameName($0.child, child) }
+        }
+        for table in ordered { try execute("DROP TABLE \(Self.quoted(table))") }
+    }
+}

@@ -1,0 +1,76 @@
+import StoreMigrations
+
+extension DeclaredSchema {
+    /// What contradicts itself in the declaration, each problem naming its table and column.
+    func problems() -> [SchemaMigrationError.Problem] {
+        var problems: [SchemaMigrationError.Problem] = []
+        func report(_ table: String, _ column: String? = nil, _ message: String) {
+            problems.append(.init(table: table, column: column, message: message))
+        }
+
+        var tableNames: [String: String] = [:]
+        var indexOwners: [String: String] = [:]
+        for table in tables {
+            let key = table.name.lowercased()
+            if table.name.isEmpty || key.hasPrefix("sqlite_") {
+                report(table.name, nil, "has a name SQLite reserves or refuses; choose another")
+            } else if [SQLiteStore.levelsTable, SQLiteStore.historyTable].contains(key) {
+                report(table.name, nil, "is a table of the migration store itself; choose another name")
+            } else if tableNames[key] != nil {
+                report(table.name, nil, "is declared twice; merge the two declarations")
+            }
+            tableNames[key] = table.name
+            for index in table.indexes {
+                if let owner = indexOwners[index.name.lowercased()] {
+                    report(table.name, nil, "declares index \(index.name), a name table \(owner) also gives an "
+                        + "index; index names are unique in a database")
+                }
+                indexOwners[index.name.lowercased()] = table.name
+            }
+        }
+        for (name, owner) in indexOwners where tableNames[name] != nil {
+            report(owner, nil, "declares index \(name), which is also the name of a table")
+        }
+
+        for table in tables {
+            var columnNames = Set<String>()
+            if table.columns.isEmpty { report(table.name, nil, "declares no column; a table needs one") }
+            for column in table.columns where !columnNames.insert(column.name.lowercased()).inserted || column.name.isEmpty {
+                report(table.name, column.name, column.name.isEmpty ? "has an empty name" : "is declared twice")
+            }
+            func check(_ columns: [String], of table: Table, as what: String) {
+                if columns.isEmpty { report(table.name, nil, "has \(what) without columns") }
+                if Set(columns.map { $0.lowercased() }).count < columns.count {
+                    report(table.name, nil, "has \(what) that lists a column twice")
+                }
+                for column in columns where table.column(named: column) == nil {
+                    report(table.name, column, "is named in \(what) but the table does not declare it")
+                }
+            }
+            if !table.primaryKey.isEmpty { check(table.primaryKey, of: table, as: "the primary key") }
+            for unique in table.uniqueConstraints {
+                check(unique, of: table, as: "unique (\(unique.joined(separator: ", ")))")
+            }
+            for index in table.indexes { check(index.columns, of: table, as: "index \(index.name)") }
+            for key in table.foreignKeys {
+                check(key.columns, of: table, as: "\(key)")
+                guard let parent = self.table(named: key.parentTable) else {
+                    report(table.name, nil, "has \(key), but the schema declares no table \(key.parentTable); "
+                        + "declare it, or remove the foreign key")
+                    continue
+                }
+                if !key.parentColumns.isEmpty {
+                    check(key.parentColumns, of: parent, as: "\(key) of table \(table.name)")
+                    if key.parentColumns.count != key.columns.count {
+                        report(table.name, nil, "has \(key), which refers to \(key.parentColumns.count) columns "
+                            + "with \(key.columns.count)")
+                    }
+                } else if parent.primaryKey.count != key.columns.count {
+                    report(table.name, nil, "has \(key), which refers to the primary key of \(parent.name), "
+                        + "of \(parent.primaryKey.count) columns, with \(key.columns.count)")
+                }
+            }
+        }
+        return problems
+    }
+}

@@ -1,0 +1,37 @@
+import Foundation
+import StoreMigrations
+
+extension MigrationManager where Store == SQLiteStore {
+    /// Registers the migration to `version`, run with a foreign-key check of its own rather than
+    /// the store's ``SQLiteStore/foreignKeyCheck``.
+    ///
+    /// ```swift
+    /// // The store checks the whole database after each step (.deferred); this table is too
+    /// // large for that, and its step writes rows in dependency order:
+    /// library.register("2.1", foreignKeyCheck: .immediate) { db in
+    ///     try db.execute("INSERT INTO author(id, name) SELECT DISTINCT author_id, author_name FROM book")
+    ///     try db.execute("UPDATE book SET author_ref = author_id")
+    /// }
+    /// ```
+    ///
+    /// The check is set on the connection before the step's transaction begins (SQLite ignores
+    /// `PRAGMA foreign_keys` inside one), so it holds for the whole body. Registering the same
+    /// migration again replaces its check.
+    public func register(
+        _ version: Version, dependsOn dependencies: [MigrationReference] = [],
+        foreignKeyCheck: SQLiteStore.ForeignKeyCheck, _ body: @escaping Body
+    ) {
+        store.setForeignKeyCheck(foreignKeyCheck, for: migration(version))
+        register(version, dependsOn: dependencies, body)
+    }
+
+    /// Registers the migration to `version` with a body that receives its ``MigrationContext``,
+    /// run with a foreign-key check of its own, as the overload above.
+    public func register(
+        _ version: Version, dependsOn dependencies: [MigrationReference] = [],
+        foreignKeyCheck: SQLiteStore.ForeignKeyCheck, _ body: @escaping BodyWithContext
+    ) {
+        store.setForeignKeyCheck(foreignKeyCheck, for: migration(version))
+        register(version, dependsOn: dependencies, body)
+    }
+}

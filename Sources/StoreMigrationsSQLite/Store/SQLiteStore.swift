@@ -1,0 +1,723 @@
+#if canImport(SQLite3)
+import SQLite3
+#else
+import CSQLite
+#endif
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+import StoreMigrations
+
+/// A SQLite database migrated one transaction per step: the body's changes and the manager's
+/// record (its level row and a history row) are committed together, or not at all.
+///
+/// ```swift
+/// let library = try coordinator.manager("library", store: SQLiteStore(url: databaseURL))
+/// library.register("1.1") { db in
+///     try db.addColumn("guid", type: .text, to: "event")
+///     try db.transformRows(in: "event", columns: ["guid"]) { _ in ["guid": .text(UUID().uuidString)] }
+///     try db.createIndex("event_on_guid", on: "event", columns: ["guid"], unique: true)
+/// }
+/// ```
+///
+/// Each step runs as: `BEGIN IMMEDIATE`; read the records again (another process may have
+/// applied the step: then nothing runs); the body; write the records that changed; check
+/// foreign keys; `COMMIT`. If anything throws, the transaction is rolled back, so the data and
+/// the records stay as they were, and the error is rethrown unchanged. The body cannot commit or
+/// roll back the transaction itself (such statements fail with `SQLITE_AUTH`), but it may use
+/// savepoints. Nor can it end the transaction another way (`INSERT OR ROLLBACK`, a trigger's
+/// `RAISE(ROLLBACK)`, SQLite's own rollback after `SQLITE_FULL`, even caught with `try?`): the
+/// statement that ends it, and every statement after it, throw ``SQLiteStoreError``, a commit
+/// hook vetoes any commit while the body runs, and the step fails with that error, naming the
+/// statement, with nothing of it on disk.
+///
+/// After every step, `write` and `read`, the connection's settings are compared with those it
+/// was opened with (`query_only`, `locking_mode`, `busy_timeout`, `foreign_keys`,
+/// `recursive_triggers`, the journal and synchronous modes, attached databases, temporary
+/// triggers and more): a connection a body changed is
+/// closed, and the next use opens a fresh one, so no step inherits a mode, a pragma or a lock.
+///
+/// Transactional steps take no lock file: `BEGIN IMMEDIATE` already excludes writers in other
+/// processes, the records are read again inside that transaction, SQLite's locks die with their
+/// process, and a wait past ``busyTimeout`` (30 s by default, like the file stores' lock
+/// timeout) ends with ``SQLiteError/isBusy``. Steps registered with ``TransactionMode/none``
+/// take one; see ``withoutTransaction(_:)``.
+///
+/// Planning only reads: ``readRecords()`` creates no file, switches no journal mode and leaves
+/// no `-wal` or `-shm` file behind. The first step opens the migrating connection, in WAL mode,
+/// with foreign keys enforced and a busy timeout; a missing file (and its directory) is created,
+/// empty, aside and linked into place. A 0-byte file is refused with
+/// ``SQLiteStoreError/Reason/emptyDatabaseFile``. A file that is not a database is never
+/// written to: every call throws an ``SQLiteError`` with ``SQLiteError/isNotADatabase``.
+///
+/// Records are kept in the table `store_migrations_levels(manager, level, app_version, baseline)`
+/// and the applied set in `store_migrations_history(manager, version, applied_at,
+/// duration_seconds)`, with `applied_at` in UTC as `YYYY-MM-DDTHH:MM:SS.SSSZ`. A levels table
+/// written before records held sets (no `baseline` column) is read with each level as the
+/// baseline mark, and given the column by the next step.
+public final class SQLiteStore: MigrationStore, @unchecked Sendable {
+    /// Migration bodies receive the store's connection.
+    public typealias Content = Database
+
+    /// When foreign keys are checked during a migration step.
+    public enum ForeignKeyCheck: Sendable, Hashable {
+        /// Foreign keys are not enforced while the body runs, and `PRAGMA foreign_key_check` checks
+        /// the whole database before commit. This is SQLite's documented way to change a schema:
+        /// tables can be rebuilt and rows moved in any order, and no `ON DELETE` or `ON UPDATE`
+        /// action runs behind the body's back (delete dependent rows explicitly). The check reads
+        /// every table that has a foreign key, whatever the step touched.
+        case deferred
+        /// Foreign keys are enforced, and their actions run, as each statement of the body runs,
+        /// and there is no check of the whole database at the end: for databases whose tables
+        /// are too large to scan on every step. Rows must be written in dependency order, and
+        /// ``Database/rebuildTable(_:definition:options:copying:)`` refuses to rebuild a table
+        /// that others refer to with an `ON DELETE` action.
+        case immediate
+        /// Foreign keys are neither enforced while the body runs nor checked before commit: for
+        /// a step that knowingly leaves rows a later step repairs, or imports data whose
+        /// references are checked elsewhere. Rows that break a foreign key are committed as
+        /// they are; ``Database/checkForeignKeys(in:)`` finds them later.
+        case disabled
+    }
+
+    /// The database file.
+    public let url: URL
+    /// `url.path`, which costs a launch 5,000 instructions each time `URL` works it out.
+    private let path: String
+    /// How long a statement waits for another connection's lock before failing with
+    /// ``SQLiteError/isBusy``: 30 seconds unless told otherwise, as long as the file stores wait
+    /// for their lock file, so that an app and its extension wait for each other's steps alike.
+    public let busyTimeout: TimeInterval
+    /// When foreign keys are checked during a migration step.
+    public let foreignKeyCheck: ForeignKeyCheck
+    /// Whether the store may migrate and write, or only plan and read.
+    public let access: Access
+    /// Run on every connection the store opens for steps, writes and reads; see ``init(url:busyTimeout:foreignKeyCheck:access:configure:)``.
+    private let configure: (@Sendable (Database) throws -> Void)?
+
+    // The store is @unchecked Sendable because `connection`, a non-Sendable SQLite connection, is
+    // only ever touched with `lock` held, so one thread at a time uses it. The lock is recursive
+    // so that a body calling back into its store on the same thread gets an error rather than a
+    // deadlock.
+    private let lock = NSRecursiveLock()
+    private var connection: Database?
+    /// The settings `connection` had when opened; see ``ConnectionSettings``.
+    private var connectionSettings: ConnectionSettings?
+    /// The statement that reads them, compiled with `connection` (it keeps the connection alive:
+    /// both are dropped together).
+    private var settingsQuery: Statement?
+    /// How many calls are using `connection` (a body may read its store again): settings are
+    /// checked when the outermost returns.
+    private var connectionUses = 0
+    /// Set by ``close()`` called from a body: the connection is closed when the body's step ends.
+    private var closesAfterUse = false
+    /// The migrations registered with a foreign-key check of their own; see
+    /// ``MigrationManager/register(_:dependsOn:foreignKeyCheck:_:)``.
+    private var migrationForeignKeyChecks: [MigrationReference: ForeignKeyCheck] = [:]
+
+    static let levelsTable = "store_migrations_levels"
+    static let historyTable = "store_migrations_history"
+
+    /// Creates a store for the database at `url`. Nothing is opened until the store is first used.
+    ///
+    /// ```swift
+    /// let store = SQLiteStore(url: databaseURL) { db in
+    ///     try db.execute("PRAGMA synchronous = NORMAL")
+    ///     try db.createFunction("normalized_title", argumentCount: 1) { arguments in
+    ///         guard case let .text(title) = arguments[0] else { return .null }
+    ///         return .text(title.lowercased())
+    ///     }
+    /// }
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - url: The database file; created with its directory if missing (a new database is
+    ///     written aside and linked into place, so that no other process ever sees it empty). An
+    ///     existing 0-byte file is refused with ``SQLiteStoreError/Reason/emptyDatabaseFile``.
+    ///   - busyTimeout: How long to wait for a lock held by another connection or process.
+    ///   - foreignKeyCheck: When foreign keys are checked during a migration step; see
+    ///     ``ForeignKeyCheck`` for the trade-off.
+    ///   - access: ``Access/readOnly`` for a store that plans and reads but never migrates.
+    ///   - configure: Run on every connection the store opens for steps, writes and reads, after
+    ///     the store's own settings: custom SQL functions, collations, pragmas. What it sets is
+    ///     what every step starts from (a step that changes it gets a fresh connection after).
+    public init(
+        url: URL, busyTimeout: TimeInterval = 30, foreignKeyCheck: ForeignKeyCheck = .deferred,
+        access: Access = .readWrite, configure: (@Sendable (Database) throws -> Void)? = nil
+    ) {
+        self.url = url
+        path = url.path
+        self.busyTimeout = busyTimeout
+        self.foreignKeyCheck = foreignKeyCheck
+        self.access = access
+        self.configure = configure
+    }
+
+    /// Closes the store's connection, releasing its file handles and locks; the next use of the
+    /// store opens a new one. Called from a migration body, it closes the connection when the
+    /// step ends.
+    ///
+    /// ```swift
+    /// try coordinator.run()
+    /// store.close()   // before moving or deleting the database file
+    /// ```
+    public func close() {
+        lock.lock()
+        defer { lock.unlock() }
+        if connectionUses > 0 {
+            closesAfterUse = true
+        } else {
+            connection = nil
+            connectionSettings = nil
+            settingsQuery = nil
+        }
+    }
+
+    public var description: String { "SQLite database \(path)" }
+
+    // MARK: MigrationStore
+
+    /// The database file: two store objects for one file are one store to the scheduler.
+    public var identity: StoreIdentity { .file(url) }
+
+    /// Reads every manager's record from `store_migrations_levels` and `store_migrations_history`
+    /// in one snapshot, changing nothing.
+    ///
+    /// A missing database has no records and stays missing. An existing one is read through a
+    /// connection of its own that refuses writes and switches no journal mode, closed before
+    /// returning, so that no `-wal` or `-shm` file stays behind (unless a step of this store
+    /// has opened its migrating connection already, which is then used). A file that is not a
+    /// database, a lock held past the busy timeout, or a record that does not parse throws.
+    public func readRecords() throws -> [String: MigrationRecord] {
+        lock.lock()
+        defer { lock.unlock() }
+        if let connection { return try records(in: connection) }
+        // One stat for both questions a launch asks: is there a database, and is it 0 bytes
+        // (data gone, not a new database: planning says so before any step)?
+        var status = stat()
+        guard stat(path, &status) == 0 else { return [:] }
+        if status.st_size == 0, status.st_mode & S_IFMT == S_IFREG {
+            throw SQLiteStoreError(.emptyDatabaseFile, store: description)
+        }
+        let db: Database
+        do {
+            db = try Database(path: path, busyTimeout: busyTimeout, mode: .inspecting)
+        } catch let error as SQLiteError where error.code == SQLITE_CANTOPEN || error.code == SQLITE_READONLY {
+            db = try Database(path: path, busyTimeout: busyTimeout, mode: .readOnly)
+        }
+        return try records(in: db)
+    }
+
+    /// Runs `body` in one `IMMEDIATE` transaction with the records, then writes the records that
+    /// changed, checks foreign keys and commits; see the type's discussion. The body's error, or
+    /// the ``SQLiteError`` that stopped the step, is rethrown after the rollback.
+    public func transaction<T>(_ body: (inout [String: MigrationRecord], inout Database) throws -> T) throws -> T {
+        try transaction(TransactionRequest(), body)
+    }
+
+    /// Runs ``transaction(_:)`` with the foreign-key check `request`'s migration was registered
+    /// with, reporting a wait for another connection's write lock to `request`.
+    public func transaction<T>(
+        _ request: TransactionRequest, _ body: (inout [String: MigrationRecord], inout Database) throws -> T
+    ) throws -> T {
+        try withConnection(request) { db in
+            let check = foreignKeyCheck(of: request.migration)
+            // SQLite ignores this pragma inside a transaction, hence before BEGIN (step 1 of the
+            // documented schema-change procedure) and after the transaction ends (step 12).
+            let disablesForeignKeys = check != .immediate
+            if disablesForeignKeys { try db.setPragmaFlag("foreign_keys", false) }
+            defer { if disablesForeignKeys { try? db.setPragmaFlag("foreign_keys", true) } }
+
+            return try inWriteTransaction(db) {
+                try upgradeStoreTables(db)
+                let before = try records(in: db)
+                var records = before
+                // The body gets its own reference: reassigning it cannot swap the store's connection.
+                var content = db
+                let result = try db.guardingTransaction(store: description) { try body(&records, &content) }
+                // A body that made the connection read-only must not keep its own step from being
+                // recorded; the connection is reopened after the step anyway (see `withConnection`).
+                if try db.pragmaFlag("query_only") { try db.setPragmaFlag("query_only", false) }
+                // Never record anything outside the transaction that holds the body's changes.
+                guard db.isInTransaction else {
+                    throw db.error(
+                        code: SQLITE_MISUSE,
+                        message: "a migration body ended the store's transaction; nothing was recorded",
+                        sql: nil)
+                }
+                guard records != before else { return result }
+                try write(records, over: before, in: db)
+                if check == .deferred { try db.checkForeignKeys() }
+                return result
+            }
+        }
+    }
+
+    /// Runs a migration registered with ``TransactionMode/none`` (`VACUUM`, say): `body` runs
+    /// outside any transaction, holding a `flock` on the file `<database>.migration-lock` beside
+    /// the database for the length of the step, then the records it changed are written in a
+    /// transaction of their own.
+    ///
+    /// ```swift
+    /// library.register("2.1", transaction: .none) { db in try db.execute("VACUUM") }
+    /// ```
+    ///
+    /// Why a lock file: `BEGIN IMMEDIATE`, which excludes other processes' steps otherwise, cannot
+    /// be held around `VACUUM`. The lock file makes two processes running the same `.none` step
+    /// take turns (the second then finds it recorded and skips it). Transactional steps do not
+    /// take it (they need no file beside the database, and `BEGIN IMMEDIATE` excludes them from
+    /// each other): a transactional step of another process may therefore commit between two
+    /// statements of a `.none` body, as the app's own writes may. Each statement of the body is
+    /// its own transaction, and a crash before the records are written runs the body again: at
+    /// least once. Foreign keys are enforced as each statement runs, whatever ``foreignKeyCheck``
+    /// says. The body may run transactions of its own (SQLite runs `VACUUM` as one); one left open
+    /// when it returns is rolled back and fails the step with ``SQLiteStoreError``.
+    public func withoutTransaction<T>(_ body: (inout [String: MigrationRecord], inout Database) throws -> T) throws -> T {
+        try withoutTransaction(TransactionRequest(), body)
+    }
+
+    /// Runs ``withoutTransaction(_:)``, reporting a wait for the lock file or another
+    /// connection's write lock to `request`.
+    public func withoutTransaction<T>(
+        _ request: TransactionRequest, _ body: (inout [String: MigrationRecord], inout Database) throws -> T
+    ) throws -> T {
+        if access == .readOnly { throw SQLiteStoreError(.readOnly, store: description) }
+        return try withConnection(request) { db in
+            let held = try FileLock(
+                url: URL(fileURLWithPath: path + ".migration-lock"), store: description,
+                timeout: .milliseconds(Int((max(0, busyTimeout) * 1_000).rounded())), waiting: request)
+            defer { held.unlock() }
+            let before = try inWriteTransaction(db) {
+                try upgradeStoreTables(db)
+                return try self.records(in: db)
+            }
+            var changed = before
+            var content = db
+            // No authorizer here: SQLite runs VACUUM as transaction statements of its own, which
+            // it would refuse, and the body's own transactions protect nothing of the store's.
+            let result = try body(&changed, &content)
+            // A transaction the body left open is one the records must not join.
+            guard !db.isInTransaction else {
+                rollBack(db)
+                throw SQLiteStoreError(
+                    .transactionEnded(statement: "BEGIN or SAVEPOINT (left open when the body returned)", sqliteError: nil), store: description)
+            }
+            guard changed != before else { return result }
+            try inWriteTransaction(db) { try write(changed, over: before, in: db) }
+            return result
+        }
+    }
+
+    // MARK: Reading
+
+    /// Runs `body` with the database in a read-only transaction: to look at the data from an
+    /// app, a test, or a first-launch decision.
+    ///
+    /// ```swift
+    /// let hasLegacyData = try store.read { db in
+    ///     try db.tableExists("event") && (try db.scalar("SELECT count(*) FROM event", as: Int.self) ?? 0) > 0
+    /// }
+    /// ```
+    ///
+    /// Writes fail with `SQLITE_READONLY`. The body sees one consistent snapshot, and waits for a
+    /// migration step of this store in progress to finish first.
+    public func read<T>(_ body: (Database) throws -> T) throws -> T {
+        try withConnection { db in
+            try reading(db) {
+                let wasQueryOnly = try db.pragmaFlag("query_only")
+                try db.setPragmaFlag("query_only", true)
+                defer { if !wasQueryOnly { try? db.setPragmaFlag("query_only", false) } }
+                return try db.denyingTransactionControl { try body(db) }
+            }
+        }
+    }
+
+    /// Runs `body` in one `IMMEDIATE` transaction outside any migration, committing when it
+    /// returns and rolling back when it throws; levels are not touched. For an app's own writes
+    /// that must not interleave with a migration step of this store, seeding a test database,
+    /// or importing legacy data.
+    ///
+    /// ```swift
+    /// try store.write { db in
+    ///     try db.execute("INSERT INTO note(title) VALUES (?)", arguments: ["Welcome"])
+    /// }
+    /// ```
+    public func write<T>(_ body: (Database) throws -> T) throws -> T {
+        try withConnection { db in
+            try inWriteTransaction(db, creatingStoreTables: false) {
+                try db.guardingTransaction(store: description) { try body(db) }
+            }
+        }
+    }
+
+    // MARK: Connection and transactions
+
+    private func withConnection<T>(_ request: TransactionRequest? = nil, _ body: (Database) throws -> T) throws -> T {
+        if !lock.try() {
+            // Another thread of this process uses the store (two coordinators on one store
+            // object): the scheduler keeps its own steps apart, so this is worth reporting.
+            request?.waiting(StoreWait(store: description, lock: "the store's connection, in use by another thread", holderProcessID: getpid()))
+            lock.lock()
+        }
+        defer { lock.unlock() }
+        let db = try connection ?? openConnection()
+        connection = db
+        connectionUses += 1
+        defer {
+            connectionUses -= 1
+            if connectionUses == 0 { closeIfChanged(db) }
+        }
+        guard let request else { return try body(db) }
+        return try db.busyWait.reportingWaits(to: {
+            request.waiting(StoreWait(
+                store: description, lock: "the database's write lock on \(url.lastPathComponent)",
+                holderProcessID: db.writeLockHolder))
+        }) { try body(db) }
+    }
+
+    /// The foreign-key check of `migration`: its own when registered with one, else the store's.
+    private func foreignKeyCheck(of migration: MigrationReference?) -> ForeignKeyCheck {
+        guard let migration else { return foreignKeyCheck }
+        return lock.withLock { migrationForeignKeyChecks[migration] } ?? foreignKeyCheck
+    }
+
+    /// Makes `migration` run with `check` instead of the store's ``foreignKeyCheck``.
+    func setForeignKeyCheck(_ check: ForeignKeyCheck, for migration: MigrationReference) {
+        lock.withLock { migrationForeignKeyChecks[migration] = check }
+    }
+
+    /// Closes `db` when a body left a setting changed (see ``ConnectionSettings``), so that the
+    /// next use opens a connection with the store's settings, and no lock of the old one stays.
+    private func closeIfChanged(_ db: Database) {
+        guard connection === db else { return }
+        db.installBusyHandler()
+        let settings = settingsQuery.flatMap { try? ConnectionSettings(reading: $0) }
+        if closesAfterUse || db.isInTransaction || settings == nil || settings != connectionSettings {
+            closesAfterUse = false
+            connection = nil
+            connectionSettings = nil
+            settingsQuery = nil
+        }
+    }
+
+    private func openConnection() throws -> Database {
+        let db: Database
+        if access == .readOnly {
+            db = try openForReading()
+        } else {
+            try FileManager.default.createDirectory(
+                at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+            try createDatabaseIfMissing()
+            db = try Database(path: path, busyTimeout: busyTimeout)
+        }
+        try configure?(db)
+        let query = try ConnectionSettings.query(on: db)
+        connectionSettings = try ConnectionSettings(reading: query)
+        settingsQuery = query
+        return db
+    }
+
+    /// A read-only store's connection: refusing writes (`query_only`), switching no journal mode,
+    /// creating nothing.
+    private func openForReading() throws -> Database {
+        try refuseEmptyFile()
+        do {
+            return try Database(path: path, busyTimeout: busyTimeout, mode: .inspecting)
+        } catch let error as SQLiteError where error.code == SQLITE_CANTOPEN || error.code == SQLITE_READONLY {
+            return try Database(path: path, busyTimeout: busyTimeout, mode: .readOnly)
+        }
+    }
+
+    /// Creates the database when there is no file at `url`: written aside, in WAL mode, and linked
+    /// into place, so that another process never finds the store's path holding an empty file,
+    /// which it refuses (SQLite itself creates the file empty and writes its first page later).
+    /// An existing 0-byte file is refused.
+    ///
+    /// Refusing an empty file, rather than reporting it by the plan: the preferences store refuses
+    /// one too, and the plan would need a diagnostic kind of its own for one store. An empty file
+    /// is data lost (a truncated copy, a failed restore), and migrating it would record every
+    /// level over nothing, hiding the loss for good; a refusal keeps the file as it is and says
+    /// what to do.
+    private func createDatabaseIfMissing() throws {
+        if FileManager.default.fileExists(atPath: path) { return try refuseEmptyFile() }
+        let aside = url.deletingLastPathComponent()
+            .appendingPathComponent(".\(url.lastPathComponent).\(UUID().uuidString).creating").path
+        defer {
+            for suffix in ["", "-wal", "-shm", "-journal"] { unlink(aside + suffix) }
+        }
+        do {
+            // Opening switches it to WAL, which writes its first page; closing checkpoints it.
+            _ = try Database(path: aside, busyTimeout: busyTimeout)
+        }
+        // link, unlike rename, never replaces: a database another process created meanwhile wins.
+        if link(aside, path) != 0, errno != EEXIST {
+            throw SQLiteError(
+                extendedCode: SQLITE_CANTOPEN, message: "cannot create the database: \(String(cString: strerror(errno)))",
+                sql: nil, path: path)
+        }
+    }
+
+    /// Throws ``SQLiteStoreError/Reason/emptyDatabaseFile`` when the file at `url` holds 0 bytes.
+    private func refuseEmptyFile() throws {
+        // stat(2) rather than FileManager's attributes: planning calls it at every launch.
+        var status = stat()
+        if stat(path, &status) == 0, status.st_size == 0, status.st_mode & S_IFMT == S_IFREG {
+            throw SQLiteStoreError(.emptyDatabaseFile, store: description)
+        }
+    }
+
+    /// Runs `body` in a deferred transaction that is rolled back at the end, or in the
+    /// transaction already open when the store is used from inside a migration body.
+    private func reading<T>(_ db: Database, _ body: () throws -> T) throws -> T {
+        if db.isInTransaction { return try body() }
+        try db.execute("BEGIN DEFERRED")
+        defer { if db.isInTransaction { try? db.execute("ROLLBACK") } }
+        return try body()
+    }
+
+    /// Runs `body` in an IMMEDIATE transaction holding the store's tables, committing if it
+    /// returns and rolling back if it or the commit throws.
+    private func inWriteTransaction<T>(_ db: Database, creatingStoreTables: Bool = true, _ body: () throws -> T) throws -> T {
+        if access == .readOnly { throw SQLiteStoreError(.readOnly, store: description) }
+        guard !db.isInTransaction else {
+            throw db.error(
+                code: SQLITE_MISUSE,
+                message: "the store cannot start a migration step or state update from inside a "
+                    + "migration body or a read; return from the body first",
+                sql: nil)
+        }
+        // IMMEDIATE takes the write lock now, so the level read below cannot go stale before commit.
+        try db.execute("BEGIN IMMEDIATE")
+        do {
+            if creatingStoreTables { try createStoreTables(db) }
+            let result = try body()
+            if db.isInTransaction {
+                try commit(db)
+            }
+            return result
+        } catch {
+            rollBack(db)
+            throw error
+        }
+    }
+
+    private func createStoreTables(_ db: Database) throws {
+        try db.execute(
+            """
+            CREATE TABLE IF NOT EXISTS \(Self.levelsTable)(
+                manager TEXT PRIMARY KEY NOT NULL, level TEXT, app_version TEXT, baseline TEXT);
+            CREATE TABLE IF NOT EXISTS \(Self.historyTable)(
+                id INTEGER PRIMARY KEY, manager TEXT NOT NULL, version TEXT NOT NULL,
+                applied_at TEXT NOT NULL, duration_seconds REAL NOT NULL);
+            """)
+    }
+
+    /// Gives a levels table written before records held sets its `baseline` column, each
+    /// manager's level becoming its baseline mark (everything at or below it was applied).
+    private func upgradeStoreTables(_ db: Database) throws {
+        guard try !hasBaselineColumn(db) else { return }
+        try db.execute(
+            """
+            ALTER TABLE \(Self.levelsTable) ADD COLUMN baseline TEXT;
+            UPDATE \(Self.levelsTable) SET baseline = level;
+            """)
+    }
+
+    private func hasBaselineColumn(_ db: Database) throws -> Bool {
+        try db.scalar(
+            "SELECT count(*) FROM pragma_table_info('\(Self.levelsTable)') WHERE name = 'baseline'", as: Int.self) == 1
+    }
+
+    /// Every manager's record: the levels table gives the baseline and app version, the history
+    /// table the applied set. A table written before records held sets has no `baseline` column:
+    /// its level is the baseline then. A level above what the rest gives (an older release
+    /// migrated the store) raises the baseline to it.
+    ///
+    /// Both tables are read by one statement, which sees one snapshot without a transaction
+    /// around it: `BEGIN` and `ROLLBACK` are statements to compile and run too. It is compiled
+    /// straight away, without first asking whether the tables and the `baseline` column exist:
+    /// each question is a statement of its own to compile (the column's a table-valued pragma),
+    /// which cost a launch more than reading the records. Only when it does not compile are they
+    /// asked, in one transaction with the read, and they decide as before: no levels table, no
+    /// records; no history table, no applied sets; no `baseline` column, the level instead.
+    private func records(in db: Database) throws -> [String: MigrationRecord] {
+        if let query = RecordQuery.compiled(Self.currentRecordsQuery, in: db) {
+            return try records(from: query, in: db)
+        }
+        return try reading(db) {
+            guard try db.tableExists(Self.levelsTable) else { return [:] }
+            let sql = Self.recordsQuery(
+                baselineColumn: try hasBaselineColumn(db) ? "baseline" : "level", history: try db.tableExists(Self.historyTable))
+            return try records(from: RecordQuery.compiling(sql, in: db), in: db)
+        }
+    }
+
+    /// The history rows, then the levels rows, in five columns: `manager`, `version` or `level`,
+    /// `applied_at` or `app_version`, `duration_seconds` or the baseline, and `id`, `NULL` in a
+    /// levels row. History comes first so that the columns are named after it, as the errors of
+    /// ``RecordQuery/Cursor`` name them: of a levels row, only `manager` is read that way.
+    ///
+    /// No `ORDER BY`: ordering a compound statement sorts it in a temporary b-tree, which cost
+    /// 47,000 instructions a launch (compiling the statement costs 66,000). A table is scanned in
+    /// `id` order anyway; `records(from:in:)` orders what arrives otherwise (an index covering
+    /// the columns, `PRAGMA reverse_unordered_selects`).
+    private static func recordsQuery(baselineColumn: String, history: Bool) -> String {
+        let levels = "SELECT manager, level, app_version, \(baselineColumn), NULL FROM \(levelsTable)"
+        guard history else { return levels }
+        return "SELECT manager, version, applied_at, duration_seconds, id FROM \(historyTable) UNION ALL " + levels
+    }
+
+    /// The statement for both tables as this release writes them, built once rather than on
+    /// every launch.
+    private static let currentRecordsQuery = recordsQuery(baselineColumn: "baseline", history: true)
+
+    private static let historyVersionColumn = "version in \(historyTable)"
+
+    /// The records `query` (a ``recordsQuery(baselineColumn:history:)``) reads.
+    ///
+    /// Each manager is looked up once per run of its history rows, which come one manager after
+    /// another (the name compared in place), and once per levels row: hashing the name of every
+    /// history row cost a launch 25,000 instructions.
+    private func records(from query: RecordQuery, in db: Database) throws -> [String: MigrationRecord] {
+        var levelRows: [String: (record: MigrationRecord, level: Version?)] = [:]
+        var histories: [String: [HistoryRow]] = [:]
+        // The manager whose history rows arrive, and its rows read since they began to. A
+        // manager whose rows hold no version has no applied set, as if it had no rows.
+        var runManager: String?
+        var run: [HistoryRow] = []
+        var lastID = Int64.min
+        var isInIDOrder = true
+        var appliedAt = AppliedAtReader(database: db)
+        while let row = try query.nextRow() {
+            guard let id = row.integer(4) else {
+                let manager: String = try row[0]
+                levelRows[manager] = (
+                    MigrationRecord(
+                        baseline: try version(row.value(3), column: "baseline", of: manager),
+                        appVersion: try version(row.value(2), column: "app_version", of: manager)),
+                    try version(row.value(1), column: "level", of: manager))
+                continue
+            }
+            let manager: String
+            if let runManager, row.text(0, equals: runManager) {
+                manager = runManager
+            } else {
+                if let runManager, !run.isEmpty { histories[runManager, default: []].append(contentsOf: run) }
+                run.removeAll(keepingCapacity: true)
+                manager = try row[0]
+                runManager = manager
+            }
+            guard let version = try version(row.value(1), column: Self.historyVersionColumn, of: manager) else { continue }
+            let seconds = try appliedAt.unixTime(ofColumn: 2, in: row)
+            let migration = AppliedMigration(
+                version: version, appliedAt: seconds.map(Date.init(timeIntervalSince1970:)), duration: try row[3])
+            isInIDOrder = isInIDOrder && id > lastID
+            lastID = id
+            run.append(HistoryRow(id: id, migration: migration))
+        }
+        if let runManager, !run.isEmpty { histories[runManager, default: []].append(contentsOf: run) }
+
+        func applied(_ history: [HistoryRow]) -> [AppliedMigration] {
+            // In id order, so that of two rows for one version the first applied is kept.
+            (isInIDOrder ? history : history.sorted { $0.id < $1.id }).map(\.migration)
+        }
+        var records: [String: MigrationRecord] = [:]
+        for (manager, row) in levelRows {
+            var record = row.record
+            if let history = histories.removeValue(forKey: manager) {
+                record = MigrationRecord(applied: applied(history), baseline: record.baseline, appVersion: record.appVersion)
+            }
+            if let level = row.level, record.level.map({ level > $0 }) ?? true {
+                record.baseline = level
+            }
+            records[manager] = record
+        }
+        for (manager, history) in histories {
+            records[manager] = MigrationRecord(applied: applied(history))
+        }
+        return records
+    }
+
+    /// A history row as read, with its id.
+    private struct HistoryRow {
+        let id: Int64
+        let migration: AppliedMigration
+    }
+
+    /// Writes what changed between `old` and `new`: each changed manager's row of the levels
+    /// table (its `level` too, which older releases read), and its history rows.
+    private func write(_ new: [String: MigrationRecord], over old: [String: MigrationRecord], in db: Database) throws {
+        for manager in old.keys where new[manager] == nil {
+            try db.execute("DELETE FROM \(Self.levelsTable) WHERE manager = ?", arguments: [.text(manager)])
+            try db.execute("DELETE FROM \(Self.historyTable) WHERE manager = ?", arguments: [.text(manager)])
+        }
+        for (manager, record) in new where old[manager] != record {
+            try db.execute(
+                """
+                INSERT INTO \(Self.levelsTable)(manager, level, app_version, baseline) VALUES (?, ?, ?, ?)
+                ON CONFLICT(manager) DO UPDATE SET
+                    level = excluded.level, app_version = excluded.app_version, baseline = excluded.baseline
+                """,
+                arguments: [
+                    .text(manager), DatabaseValue(record.level?.description),
+                    DatabaseValue(record.appVersion?.description), DatabaseValue(record.baseline?.description),
+                ])
+            let previous = old[manager] ?? MigrationRecord()
+            for migration in previous.applied where !record.appliedVersions.contains(migration.version) {
+                try db.execute(
+                    "DELETE FROM \(Self.historyTable) WHERE manager = ? AND version = ?",
+                    arguments: [.text(manager), .text(migration.version.description)])
+            }
+            for migration in record.applied where !previous.appliedVersions.contains(migration.version) {
+                try db.execute(
+                    """
+                    INSERT INTO \(Self.historyTable)(manager, version, applied_at, duration_seconds)
+                    VALUES (?, ?, strftime('%Y-%m-%dT%H:%M:%fZ', ?, 'unixepoch'), ?)
+                    """,
+                    arguments: [
+                        .text(manager), .text(migration.version.description),
+                        .real((migration.appliedAt ?? Date()).timeIntervalSince1970), .real(migration.duration ?? 0),
+                    ])
+            }
+        }
+    }
+
+    private func commit(_ db: Database) throws {
+        do {
+            try db.execute("COMMIT")
+        } catch let error as SQLiteError where error.isForeignKeyViolation {
+            // Violations of constraints declared DEFERRABLE INITIALLY DEFERRED surface only here,
+            // without detail: list them.
+            let violations = (try? db.foreignKeyViolations()) ?? []
+            throw SQLiteError(
+                extendedCode: error.extendedCode, message: error.message, sql: error.sql,
+                path: error.path, foreignKeyViolations: violations)
+        }
+    }
+
+    private func rollBack(_ db: Database) {
+        guard db.isInTransaction else { return }
+        try? db.execute("ROLLBACK")
+        // A connection stuck in its transaction would fail every later step: closing it rolls
+        // the transaction back, and the next use opens a fresh one.
+        if db.isInTransaction {
+            connection = nil
+            settingsQuery = nil
+        }
+    }
+
+    private func version(_ value: DatabaseValue, column: String, of manager: String) throws -> Version? {
+        guard case .text(let text) = value else {
+            if case .null = value { return nil }
+            throw MigrationError.unreadableState(
+                manager: manager, store: description, reason: "its \(column) in table \(Self.levelsTable) is \(value), not text")
+        }
+        do {
+            return try Version(parsing: text)
+        } catch {
+            throw MigrationError.unreadableState(
+                manager: manager, store: description, reason: "its \(column) in table \(Self.levelsTable) is \(error)")
+        }
+    }
+}

@@ -1,0 +1,74 @@
+// PostgreSQLStore exists where libpq is linked: Linux and macOS.
+#if os(Linux) || os(macOS)
+import Foundation
+import StoreMigrations
+import StoreMigrationsPostgreSQL
+
+/// The services a replica runs, each a coordinator on one ``PostgreSQLStore``.
+///
+/// - `columns`: manager `service` with steps `1`…`N`. Step 1 creates `item(id)` and
+///   `step_log(step, backend)`; every step `i` logs a row `(i, pg_backend_pid())`, sleeps
+///   `sleepMilliseconds` in the server (`pg_sleep`: a statement a kill can land in), and adds
+///   column `c<i>` to `item`. No step is idempotent: run twice, it fails (the column exists)
+///   or logs twice.
+/// - `index-builder`: manager `catalog`: `1.0` creates `product` with `rows` rows; `2.0`,
+///   registered with `transaction: .none`, creates the marker file, holds the store's session
+///   lock for `holdMilliseconds`, then runs `CREATE INDEX CONCURRENTLY`.
+/// - `waiter`: manager `audit` on the same store, transactional steps `1.0` (creates
+///   `audit_log`) and `2.0` (logs a row): they wait for the index builder's lock.
+struct ReplicaScenario {
+    enum Kind: String { case columns, indexBuilder = "index-builder", waiter }
+
+    var kind: Kind
+    var connectionString: String
+    var steps = 20
+    var sleepMilliseconds = 0
+    var rows = 100_000
+    var holdMilliseconds = 300
+    var marker: URL?
+    var lockTimeout: Duration = .seconds(60)
+
+    static let appVersion: Version = "100"
+
+    func coordinator() throws -> MigrationCoordinator {
+        let coordinator = MigrationCoordinator(appVersion: Self.appVersion)
+        let store = try PostgreSQLStore(connectionString, lockTimeout: lockTimeout)
+        switch kind {
+        case .columns:
+            let service = try coordinator.manager("service", store: store)
+            let pause = Double(sleepMilliseconds) / 1_000
+            for step in 1...steps {
+                service.register(Version(integerLiteral: step)) { db in
+                    if step == 1 {
+                        try db.execute("CREATE TABLE item(id int PRIMARY KEY); CREATE TABLE step_log(step int NOT NULL, backend int NOT NULL)")
+                    }
+                    try db.execute("INSERT INTO step_log(step, backend) VALUES ($1, pg_backend_pid())", [.integer(Int64(step))])
+                    if pause > 0 { try db.execute("SELECT pg_sleep($1)", [.double(pause)]) }
+                    try db.execute("ALTER TABLE item ADD COLUMN c\(step) int")
+                }
+            }
+        case .indexBuilder:
+            let catalog = try coordinator.manager("catalog", store: store)
+            let rows = rows, hold = holdMilliseconds, marker = marker
+            catalog.register("1.0") { db in
+                try db.execute("CREATE TABLE product(id bigint PRIMARY KEY, name text NOT NULL)")
+                try db.execute("INSERT INTO product SELECT i, md5(i::text) FROM generate_series(1, $1) AS i", [.integer(Int64(rows))])
+            }
+            catalog.register("2.0", transaction: .none) { db in
+                if let marker { try Data("\(db.serverProcessID)".utf8).write(to: marker) }
+                Thread.sleep(forTimeInterval: Double(hold) / 1_000)
+                try db.execute("CREATE INDEX CONCURRENTLY IF NOT EXISTS product_by_name ON product(name)")
+            }
+        case .waiter:
+            let audit = try coordinator.manager("audit", store: store)
+            audit.register("1.0") { db in
+                try db.execute("CREATE TABLE IF NOT EXISTS audit_log(backend int NOT NULL, at timestamptz NOT NULL DEFAULT now())")
+            }
+            audit.register("2.0") { db in
+                try db.execute("INSERT INTO audit_log(backend) VALUES (pg_backend_pid())")
+            }
+        }
+        return coordinator
+    }
+}
+#endif

@@ -1,0 +1,184 @@
+import Foundation
+import Testing
+@testable import StoreMigrations
+@testable import StoreMigrationsSQLite
+import TestSupport
+
+/// `swift run demo` killed with `SIGKILL` at seeded moments (its own `--kill-after`), then run
+/// again on the same directory until it finishes: the stores must end as an uninterrupted run
+/// leaves them, no step may be reported applied twice, and a killed run's output must have
+/// arrived line by line up to the kill.
+///
+/// `STORE_MIGRATIONS_DEMO_KILLS` sets how many directories are killed (default 6);
+/// `STORE_MIGRATIONS_DEMO_SEED` replays the moments of a failure from the seed it prints.
+@Suite(.serialized) struct DemoResumeTests {
+    static let rows = 3_000
+    let folder: TemporaryFolder
+    let demo: URL
+
+    init() throws {
+        folder = try TemporaryFolder()
+        demo = try Self.findDemo()
+    }
+
+    /// The `demo` executable that `swift test` builds beside the test bundle; `DEMO` overrides.
+    static func findDemo() throws -> URL {
+        var candidates: [URL] = []
+        if let path = ProcessInfo.processInfo.environment["DEMO"] { candidates.append(URL(fileURLWithPath: path)) }
+        for start in [Bundle.main.executableURL, Bundle.main.bundleURL] + Bundle.allBundles.map(\.bundleURL) {
+            var folder = start?.deletingLastPathComponent()
+            for _ in 0..<4 {
+                guard let current = folder else { break }
+                candidates.append(current.appendingPathComponent("demo"))
+                folder = current.deletingLastPathComponent()
+            }
+        }
+        guard let found = candidates.first(where: { FileManager.default.isExecutableFile(atPath: $0.path) }) else {
+            throw ProcessTestFailure("the demo executable was not found beside the test bundle; build it or name it in DEMO")
+        }
+        return found
+    }
+
+    func runDemo(in directory: URL, killAfter: Double? = nil) throws -> ChildProcess.Exit {
+        var arguments = ["--dir", directory.path, "--rows", "\(Self.rows)"]
+        if let killAfter { arguments += ["--kill-after", "\(killAfter)"] }
+        let child = try ChildProcess(executable: demo, arguments: arguments, logs: folder.url)
+        guard let exit = child.wait(timeout: 120) else {
+            child.kill()
+            throw ProcessTestFailure("demo \(arguments.joined(separator: " ")) ran past 120 s")
+        }
+        return exit
+    }
+
+    /// The step ids a run's output reports applied, one per line.
+    static func appliedSteps(in output: String) -> [String] {
+        output.split(separator: "\n").compactMap { line in
+            let text = line.trimmingCharacters(in: .whitespaces)
+            guard let range = text.range(of: " applied in ") else { return nil }
+            let step = String(text[..<range.lowerBound])
+            return step.contains("@") && !step.contains(" ") ? step : nil
+        }
+    }
+
+    @Test(.timeLimit(.minutes(10)))
+    func aKilledDemoResumesToTheStoresOfAnUninterruptedRun() throws {
+        let reference = folder.file("reference")
+        let start = ContinuousClock.now
+        let uninterrupted = try runDemo(in: reference)
+        let elapsed = (ContinuousClock.now - start).components
+        let duration = Double(elapsed.seconds) + Double(elapsed.attoseconds) / 1e18
+        try #require(uninterrupted.succeeded, "\(uninterrupted)")
+        let expected = try StoreSnapshot(of: reference)
+        let steps = Self.appliedSteps(in: uninterrupted.standardOutput)
+        #expect(steps.sorted() == ["library@1.1", "library@1.2", "library@2.0", "preferences@1.1", "preferences@2.0", "thumbnails@2.0"])
+        #expect(!uninterrupted.standardOutput.contains("library@1.1: applied"), "the report does not list the steps again")
+        #expect(uninterrupted.standardOutput.contains("nothing pending: true"))
+        #expect(FileManager.default.fileExists(atPath: reference.appendingPathComponent("plan.dot").path))
+        #expect(uninterrupted.standardOutput.contains("the plan's graph: \(reference.path)/plan.dot"))
+
+        let seed = environmentSeed("STORE_MIGRATIONS_DEMO_SEED")
+        var random = SeededGenerator(seed: seed)
+        let kills = environmentCount("STORE_MIGRATIONS_DEMO_KILLS", default: 6)
+        var resumed = 0
+        for index in 0..<kills {
+            let directory = folder.file("killed-\(index)")
+            var outputs: [String] = []
+            var moments: [Double] = []
+            // One or two kills, then a run to the end.
+            for _ in 0..<Int.random(in: 1...2, using: &random) {
+                // Rounded as the command line passes it, so that the demo's message can be matched.
+                let moment = Double(String(format: "%.4f", Double.random(in: 0...(duration * 1.1), using: &random)))!
+                moments.append(moment)
+                let killed = try runDemo(in: directory, killAfter: moment)
+                outputs.append(killed.standardOutput)
+                if killed.signal != nil {
+                    #expect(killed.signal == SIGKILL, "seed \(seed): \(killed)")
+                    // Printed just before the kill (another thread may still print a line in
+                    // between): with output buffered, a killed run would show nothing of it.
+                    #expect(killed.standardOutput.hasPrefix("(this run kills itself with SIGKILL after \(moment) s;")
+                        && killed.standardOutput.contains("\n** SIGKILL after \(moment) s **\n"),
+                            "seed \(seed), kill at \(moment) s: output did not arrive line by line:\n\(killed.standardOutput)")
+                } else {
+                    #expect(killed.succeeded, "seed \(seed): \(killed)")
+                }
+            }
+            let wasCreated = FileManager.default.fileExists(atPath: directory.appendingPathComponent(".legacy-1.0-complete").path)
+            let final = try runDemo(in: directory)
+            try #require(final.succeeded, "seed \(seed), kills at \(moments): \(final)")
+            outputs.append(final.standardOutput)
+            if wasCreated {
+                resumed += 1
+                #expect(final.standardOutput.contains("== Resuming the launch of 2.0 in \(directory.path)"))
+            }
+            #expect(final.standardOutput.contains("nothing pending: true"))
+            let reported = outputs.flatMap(Self.appliedSteps(in:))
+            #expect(Set(reported).count == reported.count, "seed \(seed), kills at \(moments): a step was reported applied twice: \(reported)")
+            #expect(try StoreSnapshot(of: directory) == expected, "seed \(seed), kills at \(moments)")
+        }
+        print("DemoResumeTests: \(kills) directories killed (seed \(seed)), \(resumed) resumed with 1.0 stores in place; "
+            + String(format: "an uninterrupted run takes %.2f s", duration))
+    }
+
+    @Test func aDirectoryHoldingOtherFilesIsRefused() throws {
+        let directory = folder.file("foreign")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        try Data("mine".utf8).write(to: directory.appendingPathComponent("notes.txt"))
+        let exit = try runDemo(in: directory)
+        #expect(exit.status == 2)
+        #expect(exit.standardError.contains("holds files that are not the demo's (notes.txt)"))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path) == ["notes.txt"])
+    }
+}
+
+/// What the demo's stores hold, without what legitimately differs between two runs: the GUIDs
+/// (random), the SQLite history's timestamps, and lock files.
+struct StoreSnapshot: Equatable, CustomStringConvertible {
+    var preferences: Preferences
+    var records: [String: [String]]
+    var schema: [String]
+    var tables: [String: [String]]
+    var thumbnails: [String]
+
+    init(of directory: URL) throws {
+        let preferencesStore = PreferencesStore(url: directory.appendingPathComponent("Preferences.json"))
+        preferences = try preferencesStore.read()
+        let database = SQLiteStore(url: directory.appendingPathComponent("Notes.sqlite"))
+        let cache = CacheStore(directory: directory.appendingPathComponent("Thumbnails", isDirectory: true))
+        records = [:]
+        for (name, store) in [("preferences", preferencesStore as any MigrationStore), ("library", database), ("thumbnails", cache)] {
+            let record = try store.readRecords()[name]
+            records[name] = (record?.appliedVersions.map(\.description) ?? []) + ["baseline \(record?.baseline?.description ?? "none")"]
+        }
+        var schema: [String] = []
+        var tables: [String: [String]] = [:]
+        try database.read { db in
+            let ownTables = [SQLiteStore.levelsTable, SQLiteStore.historyTable]
+            for row in try db.rows("SELECT type, name, sql FROM sqlite_master WHERE name NOT LIKE 'sqlite_%' ORDER BY name") {
+                let type: String = try row[0], name: String = try row[1]
+                guard !ownTables.contains(name) else { continue }
+                schema.append("\(type) \(name): \(row.values[2])")
+                guard type == "table" else { continue }
+                var lines: [String] = []
+                for tableRow in try db.rows("SELECT * FROM \"\(name)\" ORDER BY rowid") {
+                    lines.append(zip(tableRow.columnNames, tableRow.values).map { column, value in
+                        // GUIDs are random: only whether one is there, and (below) that they are unique.
+                        column == "guid" ? "guid=\(value == .null ? "none" : "set")" : "\(column)=\(value)"
+                    }.joined(separator: " "))
+                }
+                tables[name] = lines
+                if try db.tableInfo(name).contains(where: { $0.name == "guid" }) {
+                    let distinct = try db.scalar("SELECT count(DISTINCT guid) = count(guid) FROM \"\(name)\"", as: Int.self)
+                    tables[name]?.append("guids unique: \(distinct == 1)")
+                }
+            }
+        }
+        self.schema = schema
+        self.tables = tables
+        thumbnails = try FileManager.default.contentsOfDirectory(atPath: cache.directory.path).sorted()
+    }
+
+    var description: String {
+        "preferences \(preferences.values)\nrecords \(records)\nschema \(schema)\nthumbnails \(thumbnails)\n"
+            + tables.keys.sorted().map { "\($0): \(tables[$0]!.count) rows, first \(tables[$0]!.prefix(2))" }.joined(separator: "\n")
+    }
+}

@@ -1,0 +1,185 @@
+import Foundation
+import Testing
+@testable import StoreMigrations
+@testable import StoreMigrationsSQLite
+import TestSupport
+
+/// Friction peer suites met using the public API as a new user would, each fixed.
+@Suite struct FrictionTests {
+    @Test func everyAppVersionHookRunsInTheOrderItWasAdded() throws {
+        let store = InMemoryStore<[String]>([])
+        let calls = Locked<[String]>([])
+        func launch(_ version: Version) throws {
+            let coordinator = MigrationCoordinator(appVersion: version)
+            let prefs = try coordinator.manager("prefs", store: store)
+            prefs.onAppVersionChange { previous, current in calls.value.append("first \(previous?.description ?? "none")→\(current)") }
+            prefs.onAppVersionChange { previous, current in calls.value.append("second \(previous?.description ?? "none")→\(current)") }
+            try coordinator.run()
+        }
+        try launch("1.0")
+        try launch("1.0")
+        try launch("2.0")
+        #expect(calls.value == ["first none→1.0", "second none→1.0", "first 1.0→2.0", "second 1.0→2.0"])
+        #expect(try store.readRecords()["prefs"]?.appVersion == "2.0")
+    }
+
+    @Test func aThrowingHookStopsTheLaterOnesAndRecordsNothing() throws {
+        let store = InMemoryStore<[String]>([])
+        let calls = Locked<[String]>([])
+        let coordinator = MigrationCoordinator(appVersion: "1.0")
+        let prefs = try coordinator.manager("prefs", store: store)
+        prefs.onAppVersionChange { _, _ in calls.value.append("first") }
+        prefs.onAppVersionChange { _, _ in throw SimulatedBodyFailure() }
+        prefs.onAppVersionChange { _, _ in calls.value.append("third") }
+        #expect(throws: MigrationRunError.self) { try coordinator.run() }
+        #expect(calls.value == ["first"])
+        #expect(try store.readRecords()["prefs"] == nil)
+    }
+
+    @Test func aRunErrorListsEveryFailureWithItsStep() throws {
+        let coordinator = MigrationCoordinator(appVersion: "1.0")
+        let a = try coordinator.manager("a", store: InMemoryStore<[String]>([], name: "a store"))
+        let b = try coordinator.manager("b", store: InMemoryStore<[String]>([], name: "b store"))
+        a.register("1.0") { _ in throw TestFailure(message: "a broke") }
+        b.register("1.0") { _ in throw TestFailure(message: "b broke") }
+        let error = try #require(#expect(throws: MigrationRunError.self) { try coordinator.run() })
+        #expect(error.errors.map(\.step.id.description) == ["a@1.0", "b@1.0"])
+        #expect(error.errors.map { $0.error as? TestFailure } == [TestFailure(message: "a broke"), TestFailure(message: "b broke")])
+        #expect(error.underlyingError as? TestFailure == TestFailure(message: "a broke"))
+    }
+
+    @Test func aVersionErrorQuotesControlCharactersAndIsItsOwnLocalizedDescription() throws {
+        let error = try #require(#expect(throws: VersionError.self) { try Version(parsing: "1.1\n") })
+        #expect(error.description.hasPrefix(#""1.1\n" is not a version: '"#))
+        #expect(!error.description.contains("\n"))
+        #expect((error as any Error).localizedDescription == error.description)
+    }
+
+    @Test func anUnparsableStoreSaysNothingWasMigratedOnceAndNoAccessAdvice() throws {
+        let folder = try TemporaryFolder()
+        let url = folder.file("settings.json")
+        try Data("{".utf8).write(to: url)
+        let coordinator = MigrationCoordinator(appVersion: "1.0")
+        try coordinator.manager("settings", store: PreferencesStore(url: url)).register("1.0") { _ in }
+        let error = try #require(#expect(throws: MigrationError.self) { try coordinator.plan() })
+        let text = error.description
+        #expect(text.hasPrefix("The level of manager \"settings\" cannot be read from preferences file \(url.path). "), "\(text)")
+        #expect(text.components(separatedBy: "Nothing was migrated").count == 2, "\(text)")
+        #expect(!text.contains("Fix access to the store"), "\(text)")
+        #expect(!text.contains(".."), "\(text)")
+        #expect(try Data(contentsOf: url) == Data("{".utf8))
+    }
+
+    @Test func aFailedStepsMessageQuotesItsErrorWithoutADoublePeriod() throws {
+        let coordinator = MigrationCoordinator(appVersion: "1.0")
+        try coordinator.manager("a", store: InMemoryStore<[String]>([], name: "a store")).register("1.0") { _ in
+            throw TestFailure(message: "the disk of the mind is full.")
+        }
+        let error = try #require(#expect(throws: MigrationRunError.self) { try coordinator.run() })
+        #expect(error.description == "Migration a@1.0 on a store failed: the disk of the mind is full. Its level stays at none. "
+            + "Applied steps stay applied; fix the cause and run again: the next run resumes where this one stopped.")
+    }
+
+    @Test func aStoreChosenAtRunTimeGetsAManager() throws {
+        let folder = try TemporaryFolder()
+        let url = folder.file("settings.json")
+        func launch(_ store: any MigrationStore<Preferences>) throws -> MigrationReport {
+            let coordinator = MigrationCoordinator(appVersion: "2.0")
+            let settings = try coordinator.manager("settings", store: store)
+            settings.register("2.0") { prefs in try prefs.set("dark", for: "theme") }
+            return try coordinator.run()
+        }
+        #expect(try launch(PreferencesStore(url: url)).steps.map(\.outcome) == [.applied])
+        #expect(try launch(PreferencesStore(url: url)).steps.isEmpty, "the wrapper reads the same records")
+        let written = try JSONSerialization.jsonObject(with: Data(contentsOf: url)) as? [String: Any]
+        #expect(written?["theme"] as? String == "dark")
+        // Two wrappers of one file are one store to the scheduler.
+        #expect(AnyMigrationStore(PreferencesStore(url: url)).identity == PreferencesStore(url: url).identity)
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func runWithACompletionCallsItOnTheMainQueueByDefault() async throws {
+        let coordinator = MigrationCoordinator(appVersion: "1.0")
+        try coordinator.manager("a", store: InMemoryStore<[String]>([])).register("1.0") { $0.append("a") }
+        // Linux's libdispatch drains the main queue on a pool thread once the main thread parks
+        // in dispatchMain(), so the queue is recognised by a value set on it, not by the thread.
+        let key = DispatchSpecificKey<String>()
+        DispatchQueue.main.setSpecific(key: key, value: "main")
+        defer { DispatchQueue.main.setSpecific(key: key, value: nil) }
+        let (onMain, applied) = await withCheckedContinuation { continuation in
+            coordinator.run { result in
+                continuation.resume(returning: (DispatchQueue.getSpecific(key: key) == "main", (try? result.get())?.steps.count))
+            }
+        }
+        #expect(onMain)
+        #expect(applied == 1)
+    }
+
+    @Test func aBodyIsToldTheLevelBeforeItsStep() throws {
+        let store = InMemoryStore<[String]>([])
+        let seen = Locked<[String]>([])
+        func launch(_ appVersion: Version, _ versions: [Version]) throws {
+            let coordinator = MigrationCoordinator(appVersion: appVersion)
+            let prefs = try coordinator.manager("prefs", store: store)
+            for version in versions {
+                prefs.register(version) { _, context in
+                    seen.value.append("\(context.version) after \(context.levelBefore?.description ?? "none")")
+                }
+            }
+            try coordinator.run()
+        }
+        try launch("1.1", ["1.0", "1.1"])
+        try launch("2.0", ["1.0", "1.1", "1.2", "2.0"])
+        #expect(seen.value == ["1.0 after none", "1.1 after 1.0", "1.2 after 1.1", "2.0 after 1.2"])
+        #expect(MigrationContext(manager: "prefs", version: "3.0", levelBefore: "2.0").levelBefore == "2.0")
+    }
+
+    @Test func sqliteAdviceFitsQueryOnlyAndOrRollback() throws {
+        let folder = try TemporaryFolder()
+        let store = SQLiteStore(url: folder.file("library.sqlite"))
+        try store.write { db in try db.execute("CREATE TABLE item(id INTEGER PRIMARY KEY)") }
+
+        let readOnly = try #require(#expect(throws: SQLiteError.self) {
+            try store.apply(sqliteStep("1.0") { db in
+                try db.execute("PRAGMA query_only = ON")
+                try db.execute("INSERT INTO item VALUES (1)")
+            })
+        })
+        #expect(readOnly.description.hasSuffix("The connection is read-only (PRAGMA query_only = ON, set by a body, or the "
+            + "connection of SQLiteStore.read); the file itself is writable. Nothing of the statement was written. Leave "
+            + "query_only alone in migration bodies, and write through a migration or SQLiteStore.write."), "\(readOnly)")
+
+        // The body sees the store's error; the SQLite error it carries gives the advice.
+        let ended = try #require(#expect(throws: SQLiteStoreError.self) {
+            try store.apply(sqliteStep("1.0") { db in
+                try db.execute("INSERT INTO item VALUES (1)")
+                try db.execute("INSERT OR ROLLBACK INTO item VALUES (1)")
+            })
+        })
+        guard case .transactionEnded(_, let sqliteError?) = ended.reason else {
+            Issue.record("expected transactionEnded with its SQLite error, got \(ended)")
+            return
+        }
+        let error = sqliteError
+        #expect(error.description.hasSuffix("Its conflict clause (OR ROLLBACK, ON CONFLICT ROLLBACK) or a trigger's "
+            + "RAISE(ROLLBACK) rolled back the whole transaction, not only the statement: a migration step fails with "
+            + "nothing of it kept. Use OR ABORT (the default) or OR IGNORE to undo only the statement, or fix the data it writes."), "\(error)")
+        // A plain conflict keeps the plain advice: only the statement was undone.
+        let plain = try #require(#expect(throws: SQLiteError.self) {
+            try store.write { db in try db.execute("INSERT INTO item VALUES (7); INSERT INTO item VALUES (7)") }
+        })
+        #expect(plain.description.hasSuffix("The statement broke a constraint of the schema; the statement was undone. Fix the data it writes, or the constraint."))
+        #expect(try store.readRecords().isEmpty)
+    }
+
+    @Test func aDuplicateVersionNamesBothSpellings() throws {
+        let coordinator = MigrationCoordinator(appVersion: "2.0")
+        let prefs = try coordinator.manager("prefs", store: InMemoryStore<[String]>([]))
+        prefs.register("1.0") { _ in }
+        prefs.register("1.00") { _ in }
+        let error = try #require(#expect(throws: MigrationError.self) { try coordinator.plan() })
+        #expect(error.description.hasPrefix("Manager \"prefs\" registers migration 1.0 twice, also as 1.00: "), "\(error)")
+        let same = MigrationError.duplicateMigration(manager: "prefs", version: "1.1", alsoRegisteredAs: "1.1")
+        #expect(same.description == "Manager \"prefs\" registers migration 1.1 twice. Merge the two bodies or give one another version.")
+    }
+}

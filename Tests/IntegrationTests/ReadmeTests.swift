@@ -1,0 +1,122 @@
+import Foundation
+import Testing
+@testable import StoreMigrations
+@testable import StoreMigrationsSQLite
+import TestSupport
+
+/// The README's quick start, as written there, on real files.
+@Suite struct ReadmeTests {
+    @Test func quickStartRuns() throws {
+        let folder = try TemporaryFolder()
+        let prefsURL = folder.file("prefs.json"), dbURL = folder.file("library.sqlite"), cacheURL = folder.file("thumbnails")
+        try Data(#"{"showHelp": true}"#.utf8).write(to: prefsURL)
+        try SQLiteStore(url: dbURL).write { db in try db.execute("CREATE TABLE event(id INTEGER PRIMARY KEY)") }
+
+        let coordinator = MigrationCoordinator(appVersion: "2.0")
+        let prefs = try coordinator.manager("preferences", store: PreferencesStore(url: prefsURL))
+        let library = try coordinator.manager("library", store: SQLiteStore(url: dbURL))
+        let thumbs = try coordinator.manager("thumbnails", store: CacheStore(directory: cacheURL))
+
+        prefs.register("1.1") { defaults in try defaults.renameKey("showHelp", to: "onboarding.showHelp") }
+        library.register("1.1") { db in try db.addColumn("guid", type: .text, to: "event") }
+        library.register("2.0", dependsOn: [prefs.migration("1.1")]) { _ in }
+        thumbs.register("2.0") { cache in try cache.removeAll() }
+
+        let plan = try coordinator.plan()
+        #expect(plan.steps.map(\.id.description) == ["preferences@1.1", "library@1.1", "thumbnails@2.0", "library@2.0"])
+        let report = try coordinator.run()
+        #expect(report.succeeded && report.didRunAnything)
+        #expect(try PreferencesStore(url: prefsURL).read().bool("onboarding.showHelp") == true)
+        #expect(try SQLiteStore(url: dbURL).read { db in try db.tableInfo("event").map(\.name) } == ["id", "guid"])
+    }
+}
+
+/// The README's custom store, as written there.
+final class SettingsServiceStore: MigrationStore {
+    let service: SettingsService                     // your client: locking, reading, one atomic save
+    init(service: SettingsService) { self.service = service }
+
+    var description: String { "settings service \(service.name)" }
+    var identity: StoreIdentity { StoreIdentity(kind: "settings-service", value: service.name) }
+
+    func readRecords() throws -> [String: MigrationRecord] {
+        try service.load().records                   // read only: no lock, nothing created
+    }
+
+    func transaction<T>(_ body: (inout [String: MigrationRecord], inout [String: String]) throws -> T) throws -> T {
+        try service.withExclusiveLock {              // across threads and processes
+            var (values, records) = try service.load()
+            let result = try body(&records, &values) // throws: nothing is saved
+            try service.save(values, records)        // values and records in one atomic write
+            return result
+        }
+    }
+}
+
+/// The service the README's store talks to: here, values kept in memory behind a lock.
+final class SettingsService: @unchecked Sendable {
+    // @unchecked: `values`, `records` and `saves` are only touched with `lock` held, which
+    // `withExclusiveLock` holds for the length of a transaction (recursively, for load and save).
+    let name: String
+    private let lock = NSRecursiveLock()
+    private var values: [String: String]
+    private var records: [String: MigrationRecord] = [:]
+    private(set) var saves = 0
+
+    init(name: String, values: [String: String]) {
+        self.name = name
+        self.values = values
+    }
+
+    func load() throws -> (values: [String: String], records: [String: MigrationRecord]) {
+        lock.withLock { (values, records) }
+    }
+
+    func save(_ values: [String: String], _ records: [String: MigrationRecord]) throws {
+        lock.withLock {
+            self.values = values
+            self.records = records
+            saves += 1
+        }
+    }
+
+    func withExclusiveLock<T>(_ body: () throws -> T) throws -> T {
+        try lock.withLock(body)
+    }
+}
+
+@Suite struct ReadmeCustomStoreTests {
+    @Test func theReadmesCustomStoreMigratesOnceAndRecords() throws {
+        let service = SettingsService(name: "com.example.settings", values: ["theme": "dark"])
+        func launch() throws -> MigrationReport {
+            let coordinator = MigrationCoordinator(appVersion: "2.0")
+            let settings = try coordinator.manager("settings", store: SettingsServiceStore(service: service))
+            settings.register("1.1") { values in values["appearance.theme"] = values.removeValue(forKey: "theme") }
+            settings.register("2.0") { values in values["version"] = "2" }
+            return try coordinator.run()
+        }
+        let first = try launch()
+        #expect(first.steps.map(\.outcome) == [.applied, .applied])
+        #expect(try service.load().values == ["appearance.theme": "dark", "version": "2"])
+        #expect(try service.load().records["settings"]?.appliedVersions == ["1.1", "2.0"])
+
+        let savesAfterFirst = service.saves
+        let second = try launch()
+        #expect(second.steps.isEmpty && !second.didRunAnything)
+        #expect(service.saves == savesAfterFirst, "an up-to-date launch saves nothing")
+    }
+
+    @Test func aThrowingBodySavesNothing() throws {
+        let service = SettingsService(name: "s", values: ["a": "1"])
+        let coordinator = MigrationCoordinator(appVersion: "1.0")
+        let settings = try coordinator.manager("settings", store: SettingsServiceStore(service: service))
+        settings.register("1.0") { values in
+            values["a"] = "2"
+            throw SimulatedBodyFailure()
+        }
+        #expect(throws: MigrationRunError.self) { try coordinator.run() }
+        #expect(try service.load().values == ["a": "1"])
+        #expect(try service.load().records.isEmpty)
+        #expect(service.saves == 0)
+    }
+}

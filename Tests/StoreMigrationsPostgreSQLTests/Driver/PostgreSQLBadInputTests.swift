@@ -1,0 +1,103 @@
+import Foundation
+import Testing
+@testable import StoreMigrations
+@testable import StoreMigrationsPostgreSQL
+import TestSupport
+
+/// Bad input: each a typed error naming the store, with nothing changed.
+@Suite struct PostgreSQLBadInputTests {
+    private func coordinator(_ store: PostgreSQLStore) throws -> MigrationCoordinator {
+        let coordinator = MigrationCoordinator(appVersion: "1")
+        try coordinator.manager("service", store: store).register("1") { db in try db.execute("CREATE TABLE t(id int)") }
+        return coordinator
+    }
+
+    @Test func aWrongPasswordIsATypedErrorNamingTheStore() throws {
+        let database = try PostgreSQLTestDatabase()
+        let store = try PostgreSQLStore(database.server.tcpConnectionString(database: database.name, password: "wrong"))
+        let error = try #require(throws: PostgreSQLError.self) { try store.readRecords() }
+        #expect(error.kind == .connectionFailed)
+        #expect(error.sqlState == "28P01")
+        #expect(error.store == store.description)
+        #expect(error.message.contains("password authentication failed for user \"postgres\""))
+        #expect(!error.description.contains("wrong"))
+        #expect(throws: MigrationError.self) { try coordinator(store).run() }
+        #expect(try database.tables() == [])
+        // The right password over the same route works.
+        let good = try PostgreSQLStore(database.server.tcpConnectionString(database: database.name))
+        #expect(try good.readRecords().isEmpty)
+    }
+
+    @Test func anUnreachableServerIsATypedErrorNeverAFirstLaunch() throws {
+        let port = try PostgreSQLServer.freePort()
+        let store = try PostgreSQLStore("host=127.0.0.1 port=\(port) dbname=app user=app connect_timeout=2")
+        let error = try #require(throws: PostgreSQLError.self) { try store.readRecords() }
+        #expect(error.kind == .connectionFailed)
+        #expect(error.store == "PostgreSQL database app on 127.0.0.1:\(port), schema public")
+        #expect(error.message.contains("Connection refused"))
+        #expect(error.description.contains("Check that the server runs"))
+        let planning = try #require(throws: MigrationError.self) { try coordinator(store).plan() }
+        guard case .unreadableState = planning else {
+            Issue.record("planning threw \(planning)")
+            return
+        }
+    }
+
+    @Test func aConnectionStringThatDoesNotParseIsATypedErrorWithoutItsPassword() throws {
+        let error = try #require(throws: PostgreSQLError.self) { try PostgreSQLStore("host=db password=hunter2 dbname") }
+        #expect(error.kind == .invalidConnectionString)
+        #expect(error.message == "missing \"=\" after \"dbname\" in connection info string")
+        #expect(error.store == "PostgreSQL store with connection string \"host=db password=*** dbname\"")
+        #expect(!error.description.contains("hunter2"))
+        let uri = try #require(throws: PostgreSQLError.self) { try PostgreSQLStore("postgresql://app:hunter2@db/x?no_such_option=1") }
+        #expect(uri.kind == .invalidConnectionString)
+        #expect(uri.message == "invalid URI query parameter: \"no_such_option\"")
+        #expect(uri.store == "PostgreSQL store with connection string \"postgresql://app:***@db/x?no_such_option=1\"")
+        #expect(!uri.description.contains("hunter2"))
+    }
+
+    @Test func aLevelsTableOfAnotherShapeIsNeverWrittenTo() throws {
+        let database = try PostgreSQLTestDatabase()
+        try database.connect().execute(
+            "CREATE TABLE store_migrations_levels(id serial PRIMARY KEY, name text); INSERT INTO store_migrations_levels(name) VALUES ('theirs')")
+        let store = try database.store()
+        let error = try #require(throws: PostgreSQLError.self) { try store.readRecords() }
+        #expect(error.kind == .foreignStoreTable(table: "public.store_migrations_levels"))
+        #expect(error.sqlState == "42703")
+        #expect(error.store == store.description)
+        #expect(error.message.hasSuffix("its columns are id, name"))
+        let during = try #require(throws: PostgreSQLError.self) { try store.transaction { _, _ in } }
+        #expect(during.kind == .foreignStoreTable(table: "public.store_migrations_levels"))
+        #expect(throws: MigrationError.self) { try coordinator(store).run() }
+        #expect(try database.tables() == ["store_migrations_levels"])
+        #expect(try database.columns(of: "store_migrations_levels") == ["id", "name"])
+        #expect(try database.connect().scalar("SELECT name FROM store_migrations_levels", as: String.self) == "theirs")
+        #expect(try database.advisoryLocks() == 0)
+    }
+
+    @Test func waitingPastTheLockTimeoutNamesTheHolder() throws {
+        let database = try PostgreSQLTestDatabase()
+        let store = try database.store(lockTimeout: .milliseconds(300))
+        let holder = try database.connect()
+        try holder.execute("SELECT pg_advisory_lock($1)", [.integer(store.lockKey)])
+        let started = ContinuousClock.now
+        let error = try #require(throws: MigrationRunError.self) { try coordinator(store).run() }
+        #expect(ContinuousClock.now - started >= .milliseconds(300))
+        let failure = try #require(error.underlyingError as? PostgreSQLError)
+        #expect(failure.kind == .lockTimeout(holderPID: holder.serverProcessID))
+        #expect(failure.store == store.description)
+        #expect(failure.migration == MigrationReference(manager: "service", version: "1"))
+        #expect(failure.description.contains("held by the server process \(holder.serverProcessID)"))
+        #expect(try database.tables() == [])
+    }
+
+    @Test func theLockKeyIsDerivedFromTheSchemaAndTableAsDocumented() throws {
+        #expect(AdvisoryLock.key(schema: "public", table: "store_migrations_levels") == AdvisoryLock.key(schema: "public", table: "store_migrations_levels"))
+        #expect(try PostgreSQLStore("dbname=a").lockKey == PostgreSQLStore("host=elsewhere dbname=b").lockKey)
+        #expect(try PostgreSQLStore("dbname=a", schema: "other").lockKey != PostgreSQLStore("dbname=a").lockKey)
+        // FNV-1a 64 of "store_migrations:public.store_migrations_levels", computed independently.
+        var hash: UInt64 = 14_695_981_039_346_656_037
+        for byte in Array("store_migrations:public.store_migrations_levels".utf8) { hash = (hash ^ UInt64(byte)) &* 1_099_511_628_211 }
+        #expect(try PostgreSQLStore("dbname=a").lockKey == Int64(bitPattern: hash))
+    }
+}

@@ -1,0 +1,228 @@
+import Foundation
+import Testing
+@testable import StoreMigrations
+@testable import StoreMigrationsPostgreSQL
+import TestSupport
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Replica processes migrating one database at once, killed, waiting on an index build, and a
+/// server restarted under them. Serialized: each test starts several processes, and the machine
+/// has few cores.
+@Suite(.serialized) struct PostgreSQLReplicaTests {
+    let runner: ReplicaRunnerExecutable
+    let folder: TemporaryFolder
+
+    init() throws {
+        runner = try ReplicaRunnerExecutable()
+        folder = try TemporaryFolder()
+    }
+
+    /// What a `columns` run leaves: `item`'s columns, how often each step logged, the level and the history.
+    struct ColumnsSnapshot: Equatable {
+        let columns: [String]
+        let logCounts: [Int: Int]
+        let level: String?
+        let history: [String]
+
+        init(_ database: PostgreSQLTestDatabase) throws {
+            columns = try database.columns(of: "item")
+            var counts: [Int: Int] = [:]
+            for row in try database.connect().query("SELECT step, count(*) FROM step_log GROUP BY step") {
+                counts[try row[0] as Int] = try row[1] as Int
+            }
+            logCounts = counts
+            (level, history) = try database.record(of: "service")
+        }
+    }
+
+    @Test func eightReplicasStartedTogetherApplyEachOfTwentyStepsExactlyOnce() throws {
+        let database = try PostgreSQLTestDatabase()
+        let gate = folder.file("gate")
+        let replicas = try (0..<8).map { _ in
+            try runner.start(["columns", database.connectionString, "--steps", "20", "--wait-for", gate.path], logs: folder.url)
+        }
+        try Data().write(to: gate)
+        let exits = replicas.map { $0.wait(timeout: 60) ?? $0.kill() }
+        for exit in exits { #expect(exit.succeeded, "\(exit)") }
+        for exit in exits { #expect(exit.levels == ["level service 20"], "\(exit)") }
+        var appliedBy: [String: Int] = [:]
+        for exit in exits {
+            for (step, outcome) in exit.stepOutcomes {
+                #expect(outcome == "applied" || outcome == "alreadyApplied", "\(step): \(outcome)")
+                if outcome == "applied" { appliedBy[step, default: 0] += 1 }
+            }
+        }
+        #expect(appliedBy.count == 20)
+        #expect(appliedBy.values.allSatisfy { $0 == 1 }, "\(appliedBy)")
+        let snapshot = try ColumnsSnapshot(database)
+        #expect(snapshot.columns == ["id"] + (1...20).map { "c\($0)" })
+        #expect(snapshot.logCounts == Dictionary(uniqueKeysWithValues: (1...20).map { ($0, 1) }))
+        #expect(snapshot.level == "20")
+        #expect(snapshot.history == (1...20).map(String.init))
+        #expect(try database.advisoryLocks() == 0)
+    }
+
+    @Test func killingTheLockHolderMidStepLeavesTheDatabaseAsAnUninterruptedRunWould() throws {
+        let kills = environmentCount("STORE_MIGRATIONS_PG_KILLS", default: 20)
+        let seed = environmentSeed("STORE_MIGRATIONS_PG_SEED")
+        var random = SeededGenerator(seed: seed)
+        let arguments = ["--steps", "30", "--sleep-ms", "20"]
+        let server = try PostgreSQLServer.start()
+
+        let reference = try PostgreSQLTestDatabase(server: server)
+        let referenceExit = try #require(try runner.start(["columns", reference.connectionString] + arguments, logs: folder.url).wait(timeout: 60))
+        try #require(referenceExit.succeeded, "\(referenceExit)")
+        let expected = try ColumnsSnapshot(reference)
+
+        var killed = 0, databases = 0
+        var slowestRelease: Duration = .zero
+        while killed < kills {
+            let database = try PostgreSQLTestDatabase(server: server)
+            databases += 1
+            let admin = try database.connect()
+            while killed < kills {
+                let replica = try runner.start(["columns", database.connectionString] + arguments, logs: folder.url)
+                usleep(UInt32.random(in: 40_000...400_000, using: &random))
+                // The lock holder: the server process holding the store's advisory lock, named
+                // by its application name `replica-<pid>`.
+                var holder: String?
+                let lookFor = ContinuousClock.now + .milliseconds(500)
+                while holder == nil, ContinuousClock.now < lookFor, replica.wait(timeout: 0) == nil {
+                    holder = try admin.scalar(
+                        """
+                        SELECT a.application_name FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
+                        WHERE l.locktype = 'advisory' AND l.granted AND l.database = (SELECT oid FROM pg_database WHERE datname = $1)
+                        """, [.text(database.name)], as: String.self)
+                }
+                guard holder == "replica-\(replica.pid)" else {
+                    // Finished (the whole run fit in the delay) or not holding the lock yet.
+                    if let exit = replica.wait(timeout: 60), exit.status != nil {
+                        #expect(exit.succeeded, "\(exit)")
+                        break
+                    }
+                    continue
+                }
+                replica.kill()
+                killed += 1
+                let killedAt = ContinuousClock.now
+                while try database.advisoryLocks() > 0 {
+                    #expect(ContinuousClock.now - killedAt < .seconds(5), "the killed replica's lock outlived it")
+                    usleep(2_000)
+                }
+                slowestRelease = max(slowestRelease, ContinuousClock.now - killedAt)
+            }
+            let final = try #require(try runner.start(["columns", database.connectionString] + arguments, logs: folder.url).wait(timeout: 60))
+            #expect(final.succeeded, "seed \(seed): \(final)")
+            #expect(try ColumnsSnapshot(database) == expected, "seed \(seed)")
+            #expect(try database.advisoryLocks() == 0)
+        }
+        // The server notices a killed client within client_connection_check_interval (1 s)
+        // during a statement, at once between statements.
+        #expect(slowestRelease < .seconds(2), "seed \(seed): a lock was released \(slowestRelease) after its holder died")
+        print("PostgreSQL kills: \(killed) kills over \(databases) databases, seed \(seed), slowest release \(slowestRelease)")
+    }
+
+    @Test func aReplicaKilledDuringALongStatementReleasesTheLockWithinTheLivenessInterval() throws {
+        let database = try PostgreSQLTestDatabase()
+        let replica = try runner.start(["columns", database.connectionString, "--steps", "1", "--sleep-ms", "60000"], logs: folder.url)
+        let admin = try database.connect()
+        let deadline = ContinuousClock.now + .seconds(30)
+        while try admin.scalar(
+            "SELECT count(*) FROM pg_stat_activity WHERE application_name = $1 AND state = 'active' AND query LIKE 'SELECT pg_sleep%'",
+            [.text("replica-\(replica.pid)")], as: Int.self) == 0
+        {
+            try #require(ContinuousClock.now < deadline && replica.wait(timeout: 0) == nil, "the replica never reached its long statement")
+            usleep(2_000)
+        }
+        #expect(try database.advisoryLocks() == 1)
+        replica.kill()
+        let killedAt = ContinuousClock.now
+        while try database.advisoryLocks() > 0 {
+            try #require(ContinuousClock.now - killedAt < .seconds(10), "the lock outlived its killed holder by 10 s")
+            usleep(5_000)
+        }
+        // The server checks the socket every client_connection_check_interval (1 s) during a
+        // statement; without it the lock would stay until pg_sleep(60) ended.
+        #expect(ContinuousClock.now - killedAt < .milliseconds(2_500))
+        #expect(try database.tables() == [])
+    }
+
+    @Test func createIndexConcurrentlyCompletesWhileFourReplicasWaitForTheLock() throws {
+        let database = try PostgreSQLTestDatabase()
+        let marker = folder.file("index-build-started")
+        let builder = try runner.start(
+            ["index-builder", database.connectionString, "--rows", "100000", "--hold-ms", "400", "--marker", marker.path,
+             "--lock-timeout", "30"],
+            logs: folder.url)
+        let deadline = ContinuousClock.now + .seconds(30)
+        while !FileManager.default.fileExists(atPath: marker.path) {
+            try #require(ContinuousClock.now < deadline && builder.wait(timeout: 0) == nil, "the index builder never reached its step")
+            usleep(1_000)
+        }
+        let waiters = try (0..<4).map { _ in
+            try runner.start(["waiter", database.connectionString, "--lock-timeout", "30"], logs: folder.url)
+        }
+        let builderExit = builder.wait(timeout: 60) ?? builder.kill()
+        #expect(builderExit.succeeded, "\(builderExit)")
+        #expect(builderExit.stepOutcomes["catalog@2.0"] == "applied")
+        let waiterExits = waiters.map { $0.wait(timeout: 60) ?? $0.kill() }
+        for exit in waiterExits { #expect(exit.succeeded, "\(exit)") }
+        #expect(waiterExits.filter { $0.stepOutcomes["audit@2.0"] == "applied" }.count == 1)
+        let db = try database.connect()
+        #expect(try db.scalar("SELECT indisvalid FROM pg_index WHERE indexrelid = 'product_by_name'::regclass", as: Bool.self) == true)
+        #expect(try db.scalar("SELECT count(*) FROM audit_log", as: Int.self) == 1)
+        #expect(try database.record(of: "catalog").level == "2.0")
+        #expect(try database.record(of: "audit").level == "2.0")
+        #expect(try database.advisoryLocks() == 0)
+    }
+
+    @Test func aServerRestartFailsTheRunningStepWithATypedErrorAndTheNextRunResumes() async throws {
+        let server = try PostgreSQLServer()
+        defer { server.stop() }
+        let database = try PostgreSQLTestDatabase(server: server)
+        let calls = CallCounter()
+        func coordinator() throws -> MigrationCoordinator {
+            let coordinator = MigrationCoordinator(appVersion: "3")
+            let service = try coordinator.manager("service", store: database.store())
+            service.register("1") { db in try db.execute("CREATE TABLE t(id int)") }
+            service.register("2") { db in
+                calls.hit("2")
+                try db.execute("ALTER TABLE t ADD COLUMN two int")
+                if calls["2"] == 1 { try db.execute("SELECT pg_sleep(60)") }
+            }
+            service.register("3") { db in try db.execute("ALTER TABLE t ADD COLUMN three int") }
+            return coordinator
+        }
+        let first = try coordinator()
+        let running = Task.detached { try first.run() }
+        let admin = try database.connect()
+        // Generous: on a loaded machine step 1 and the lock can take long; the sleep below is
+        // what the test is about, and it is 60 s too.
+        let deadline = ContinuousClock.now + .seconds(60)
+        while try admin.scalar("SELECT count(*) FROM pg_stat_activity WHERE query LIKE 'SELECT pg_sleep%'", as: Int.self) == 0 {
+            try #require(ContinuousClock.now < deadline, "step 2 never reached its sleep")
+            usleep(5_000)
+        }
+        try server.restart()
+        let result = await running.result
+        guard case .failure(let error as MigrationRunError) = result else {
+            Issue.record("the run did not fail: \(result)")
+            return
+        }
+        let failure = try #require(error.underlyingError as? PostgreSQLError)
+        #expect(failure.kind == .connectionLost)
+        #expect(failure.sqlState == "57P01", "\(failure)")
+        #expect(failure.migration == MigrationReference(manager: "service", version: "2"))
+        #expect(try database.record(of: "service").level == "1")
+        #expect(try database.columns(of: "t") == ["id"])
+
+        let report = try await coordinator().run()
+        #expect(report.steps.map(\.step.id.description) == ["service@2", "service@3"])
+        #expect(report.steps.map(\.outcome) == [.applied, .applied])
+        #expect(try database.columns(of: "t") == ["id", "two", "three"])
+        #expect(try database.record(of: "service").history == ["1", "2", "3"])
+    }
+}
