@@ -5,19 +5,20 @@ import StoreMigrations
 /// How a ``PostgreSQLStore`` keeps its records: the levels table gives each manager's baseline
 /// and app version, the history table its applied set with when and how long.
 extension PostgreSQLStore {
+    /// The record tables, written as SQLite's are, in PostgreSQL's dialect.
+    var recordTables: SQLRecordTables {
+        SQLRecordTables(
+            levels: qualified(Self.levelsTable), history: qualified(Self.historyTable),
+            dialect: SQLRecordDialect(
+                placeholder: { "$\($0)" }, timestamp: { "to_timestamp(\($0))" },
+                historyKey: "bigserial PRIMARY KEY", timestampType: "timestamptz", realType: "double precision"))
+    }
+
     /// Creates the schema (unless it is `public`) and the record tables if they are missing.
     func createStoreTables(_ db: PostgreSQLConnection) throws {
         var statements: [String] = []
         if schema != "public" { statements.append("CREATE SCHEMA IF NOT EXISTS \(PostgreSQLConnection.quoted(schema))") }
-        statements.append("""
-            CREATE TABLE IF NOT EXISTS \(qualified(Self.levelsTable))(
-                manager text PRIMARY KEY, level text, app_version text, baseline text)
-            """)
-        statements.append("""
-            CREATE TABLE IF NOT EXISTS \(qualified(Self.historyTable))(
-                id bigserial PRIMARY KEY, manager text NOT NULL, version text NOT NULL,
-                applied_at timestamptz NOT NULL, duration_seconds double precision NOT NULL)
-            """)
+        statements += recordTables.createStatements
         try db.execute(statements.joined(separator: ";\n"))
     }
 
@@ -44,75 +45,29 @@ extension PostgreSQLStore {
             throw try foreignTableError(error, in: db)
         }
         let offset = snapshot ? 1 : 0
-        var records: [String: MigrationRecord] = [:]
-        var levels: [String: Version] = [:]
+        var stored: [String: StoredRecord] = [:]
         for row in results[offset] {
             let manager: String = try row[0]
-            records[manager] = MigrationRecord(
+            stored[manager] = StoredRecord(
+                level: try version(row[1], column: "level", of: manager),
                 baseline: try version(row[3], column: "baseline", of: manager),
                 appVersion: try version(row[2], column: "app_version", of: manager))
-            levels[manager] = try version(row[1], column: "level", of: manager)
         }
         if hasHistory {
-            var applied: [String: [AppliedMigration]] = [:]
             for row in results[offset + 1] {
                 let manager: String = try row[0]
                 guard let version = try version(row[1], column: "version in \(Self.historyTable)", of: manager) else { continue }
                 let seconds: Double? = try row[2]
-                applied[manager, default: []].append(AppliedMigration(
+                stored[manager, default: StoredRecord()].applied.append(AppliedMigration(
                     version: version, appliedAt: seconds.map(Date.init(timeIntervalSince1970:)), duration: try row[3]))
             }
-            for (manager, migrations) in applied {
-                let record = records[manager] ?? MigrationRecord()
-                records[manager] = MigrationRecord(applied: migrations, baseline: record.baseline, appVersion: record.appVersion)
-            }
         }
-        // A level above what the rest gives (rows written by hand, or by another tool) raises the baseline to it.
-        for (manager, level) in levels where records[manager]?.level.map({ level > $0 }) ?? true {
-            records[manager, default: MigrationRecord()].baseline = level
-        }
-        return records
+        return stored.mapValues(MigrationRecord.init(decoding:))
     }
 
-    /// Writes what changed between `old` and `new`: each changed manager's levels row (with its
-    /// `level`, for people and tools reading the table) and its history rows.
+    /// Writes what changed between `old` and `new`, in the step's transaction.
     func write(_ new: [String: MigrationRecord], over old: [String: MigrationRecord], in db: PostgreSQLConnection) throws {
-        let levels = qualified(Self.levelsTable), history = qualified(Self.historyTable)
-        for manager in old.keys where new[manager] == nil {
-            try db.execute("DELETE FROM \(levels) WHERE manager = $1", [.text(manager)])
-            try db.execute("DELETE FROM \(history) WHERE manager = $1", [.text(manager)])
-        }
-        for (manager, record) in new where old[manager] != record {
-            try db.execute(
-                """
-                INSERT INTO \(levels)(manager, level, app_version, baseline) VALUES ($1, $2, $3, $4)
-                ON CONFLICT (manager) DO UPDATE SET
-                    level = excluded.level, app_version = excluded.app_version, baseline = excluded.baseline
-                """,
-                [
-                    .text(manager), record.level.map { .text($0.description) } ?? .null,
-                    record.appVersion.map { .text($0.description) } ?? .null,
-                    record.baseline.map { .text($0.description) } ?? .null,
-                ])
-            let previous = old[manager] ?? MigrationRecord()
-            let removed = Set(previous.appliedVersions).subtracting(record.appliedVersions)
-            for version in removed.sorted() {
-                try db.execute(
-                    "DELETE FROM \(history) WHERE manager = $1 AND version = $2", [.text(manager), .text(version.description)])
-            }
-            let earlier = Set(previous.appliedVersions)
-            for migration in record.applied where !earlier.contains(migration.version) {
-                try db.execute(
-                    """
-                    INSERT INTO \(history)(manager, version, applied_at, duration_seconds)
-                    VALUES ($1, $2, to_timestamp($3), $4)
-                    """,
-                    [
-                        .text(manager), .text(migration.version.description),
-                        .double((migration.appliedAt ?? Date()).timeIntervalSince1970), .double(migration.duration ?? 0),
-                    ])
-            }
-        }
+        try recordTables.write(new, over: old, through: db)
     }
 
     /// The error for a record table whose columns are not the store's.
@@ -145,5 +100,17 @@ extension PostgreSQLStore {
             throw MigrationError.unreadableState(
                 manager: manager, store: description, reason: "its \(column) in table \(Self.levelsTable) is \(value), not text")
         }
+    }
+}
+
+extension PostgreSQLConnection: SQLRecordConnection {
+    package func executeRecordStatement(_ sql: String, _ arguments: [SQLRecordValue]) throws {
+        _ = try execute(sql, arguments.map { value in
+            switch value {
+            case .text(let text): return .text(text)
+            case .real(let number): return .double(number)
+            case .null: return .null
+            }
+        })
     }
 }

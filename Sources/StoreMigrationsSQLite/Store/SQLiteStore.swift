@@ -118,6 +118,12 @@ public final class SQLiteStore: MigrationStore, @unchecked Sendable {
 
     static let levelsTable = "store_migrations_levels"
     static let historyTable = "store_migrations_history"
+    /// The record tables, written as PostgreSQL's are, in SQLite's dialect.
+    static let recordTables = SQLRecordTables(
+        levels: levelsTable, history: historyTable,
+        dialect: SQLRecordDialect(
+            placeholder: { _ in "?" }, timestamp: { "strftime('%Y-%m-%dT%H:%M:%fZ', \($0), 'unixepoch')" },
+            historyKey: "INTEGER PRIMARY KEY", timestampType: "TEXT", realType: "REAL"))
 
     /// Creates a store for the database at `url`. Nothing is opened until the store is first used.
     ///
@@ -503,14 +509,7 @@ public final class SQLiteStore: MigrationStore, @unchecked Sendable {
     }
 
     private func createStoreTables(_ db: Database) throws {
-        try db.execute(
-            """
-            CREATE TABLE IF NOT EXISTS \(Self.levelsTable)(
-                manager TEXT PRIMARY KEY NOT NULL, level TEXT, app_version TEXT, baseline TEXT);
-            CREATE TABLE IF NOT EXISTS \(Self.historyTable)(
-                id INTEGER PRIMARY KEY, manager TEXT NOT NULL, version TEXT NOT NULL,
-                applied_at TEXT NOT NULL, duration_seconds REAL NOT NULL);
-            """)
+        try db.execute(Self.recordTables.createStatements.joined(separator: ";\n"))
     }
 
     /// Gives a levels table written before records held sets its `baseline` column, each
@@ -529,10 +528,9 @@ public final class SQLiteStore: MigrationStore, @unchecked Sendable {
             "SELECT count(*) FROM pragma_table_info('\(Self.levelsTable)') WHERE name = 'baseline'", as: Int.self) == 1
     }
 
-    /// Every manager's record: the levels table gives the baseline and app version, the history
-    /// table the applied set. A table written before records held sets has no `baseline` column:
-    /// its level is the baseline then. A level above what the rest gives (an older release
-    /// migrated the store) raises the baseline to it.
+    /// Every manager's record: the levels table gives the level, baseline and app version, the
+    /// history table the applied set; ``MigrationRecord/init(decoding:)`` says what they mean. A
+    /// table written before records held sets has no `baseline` column: its level is read there.
     ///
     /// Both tables are read by one statement, which sees one snapshot without a transaction
     /// around it: `BEGIN` and `ROLLBACK` are statements to compile and run too. It is compiled
@@ -580,7 +578,7 @@ public final class SQLiteStore: MigrationStore, @unchecked Sendable {
     /// another (the name compared in place), and once per levels row: hashing the name of every
     /// history row cost a launch 25,000 instructions.
     private func records(from query: RecordQuery, in db: Database) throws -> [String: MigrationRecord] {
-        var levelRows: [String: (record: MigrationRecord, level: Version?)] = [:]
+        var levelRows: [String: StoredRecord] = [:]
         var histories: [String: [HistoryRow]] = [:]
         // The manager whose history rows arrive, and its rows read since they began to. A
         // manager whose rows hold no version has no applied set, as if it had no rows.
@@ -592,11 +590,10 @@ public final class SQLiteStore: MigrationStore, @unchecked Sendable {
         while let row = try query.nextRow() {
             guard let id = row.integer(4) else {
                 let manager: String = try row[0]
-                levelRows[manager] = (
-                    MigrationRecord(
-                        baseline: try version(row.value(3), column: "baseline", of: manager),
-                        appVersion: try version(row.value(2), column: "app_version", of: manager)),
-                    try version(row.value(1), column: "level", of: manager))
+                levelRows[manager] = StoredRecord(
+                    level: try version(row.value(1), column: "level", of: manager),
+                    baseline: try version(row.value(3), column: "baseline", of: manager),
+                    appVersion: try version(row.value(2), column: "app_version", of: manager))
                 continue
             }
             let manager: String
@@ -624,17 +621,12 @@ public final class SQLiteStore: MigrationStore, @unchecked Sendable {
         }
         var records: [String: MigrationRecord] = [:]
         for (manager, row) in levelRows {
-            var record = row.record
-            if let history = histories.removeValue(forKey: manager) {
-                record = MigrationRecord(applied: applied(history), baseline: record.baseline, appVersion: record.appVersion)
-            }
-            if let level = row.level, record.level.map({ level > $0 }) ?? true {
-                record.baseline = level
-            }
-            records[manager] = record
+            var stored = row
+            if let history = histories.removeValue(forKey: manager) { stored.applied = applied(history) }
+            records[manager] = MigrationRecord(decoding: stored)
         }
         for (manager, history) in histories {
-            records[manager] = MigrationRecord(applied: applied(history))
+            records[manager] = MigrationRecord(decoding: StoredRecord(applied: applied(history)))
         }
         return records
     }
@@ -645,42 +637,8 @@ public final class SQLiteStore: MigrationStore, @unchecked Sendable {
         let migration: AppliedMigration
     }
 
-    /// Writes what changed between `old` and `new`: each changed manager's row of the levels
-    /// table (its `level` too, which older releases read), and its history rows.
     private func write(_ new: [String: MigrationRecord], over old: [String: MigrationRecord], in db: Database) throws {
-        for manager in old.keys where new[manager] == nil {
-            try db.execute("DELETE FROM \(Self.levelsTable) WHERE manager = ?", arguments: [.text(manager)])
-            try db.execute("DELETE FROM \(Self.historyTable) WHERE manager = ?", arguments: [.text(manager)])
-        }
-        for (manager, record) in new where old[manager] != record {
-            try db.execute(
-                """
-                INSERT INTO \(Self.levelsTable)(manager, level, app_version, baseline) VALUES (?, ?, ?, ?)
-                ON CONFLICT(manager) DO UPDATE SET
-                    level = excluded.level, app_version = excluded.app_version, baseline = excluded.baseline
-                """,
-                arguments: [
-                    .text(manager), DatabaseValue(record.level?.description),
-                    DatabaseValue(record.appVersion?.description), DatabaseValue(record.baseline?.description),
-                ])
-            let previous = old[manager] ?? MigrationRecord()
-            for migration in previous.applied where !record.appliedVersions.contains(migration.version) {
-                try db.execute(
-                    "DELETE FROM \(Self.historyTable) WHERE manager = ? AND version = ?",
-                    arguments: [.text(manager), .text(migration.version.description)])
-            }
-            for migration in record.applied where !previous.appliedVersions.contains(migration.version) {
-                try db.execute(
-                    """
-                    INSERT INTO \(Self.historyTable)(manager, version, applied_at, duration_seconds)
-                    VALUES (?, ?, strftime('%Y-%m-%dT%H:%M:%fZ', ?, 'unixepoch'), ?)
-                    """,
-                    arguments: [
-                        .text(manager), .text(migration.version.description),
-                        .real((migration.appliedAt ?? Date()).timeIntervalSince1970), .real(migration.duration ?? 0),
-                    ])
-            }
-        }
+        try Self.recordTables.write(new, over: old, through: db)
     }
 
     private func commit(_ db: Database) throws {
@@ -719,5 +677,17 @@ public final class SQLiteStore: MigrationStore, @unchecked Sendable {
             throw MigrationError.unreadableState(
                 manager: manager, store: description, reason: "its \(column) in table \(Self.levelsTable) is \(error)")
         }
+    }
+}
+
+extension Database: SQLRecordConnection {
+    package func executeRecordStatement(_ sql: String, _ arguments: [SQLRecordValue]) throws {
+        try execute(sql, arguments: arguments.map { value in
+            switch value {
+            case .text(let text): return .text(text)
+            case .real(let number): return .real(number)
+            case .null: return .null
+            }
+        })
     }
 }

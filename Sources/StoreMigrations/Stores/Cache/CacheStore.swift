@@ -120,22 +120,22 @@ public final class CacheStore: MigrationStore {
 
     /// The marker's contents: the records, and any other keys a newer release wrote, kept as is.
     private struct MarkerContents {
-        var records: StoredRecords
+        var records: RecordFileCodec
         var otherValues: [String: Any]
     }
 
     private func readMarker() throws -> MarkerContents {
         guard let data = try marker.contents() else {
-            return MarkerContents(records: StoredRecords(), otherValues: [:])
+            return MarkerContents(records: RecordFileCodec(), otherValues: [:])
         }
         do {
             guard var values = try JSONSerialization.jsonObject(with: data) as? [String: Any] else {
                 throw CacheStoreError.invalidMarker(
                     file: marker.url.path, reason: "the top level is not a JSON object", migration: nil)
             }
-            let records = try StoredRecords(values.removeValue(forKey: Self.levelsKey))
+            let records = try RecordFileCodec(values.removeValue(forKey: Self.levelsKey))
             return MarkerContents(records: records, otherValues: values)
-        } catch let error as StoredRecords.Invalid {
+        } catch let error as RecordFileCodec.Invalid {
             let entry = error.manager.map { "the entry of manager \"\($0)\"" } ?? "\"\(Self.levelsKey)\""
             throw CacheStoreError.invalidMarker(file: marker.url.path, reason: "\(entry) \(error.reason)", migration: nil)
         } catch let error as CacheStoreError {

@@ -91,7 +91,7 @@ enum PreferencesPropertyList {
         }
     }
 
-    /// The value of a property-list object, such as the records a ``StoredRecords`` writes.
+    /// The value of a property-list object, such as the records a ``RecordFileCodec`` writes.
     static func value(from object: Any) throws -> PreferenceValue {
         try value(from: object, path: [])
     }

@@ -121,7 +121,7 @@ public final class PreferencesStore: MigrationStore {
     ) throws -> T {
         try locked(request) {
             let snapshot = try load()
-            var stored = try snapshot?.records() ?? StoredRecords()
+            var stored = try snapshot?.records() ?? RecordFileCodec()
             var records = stored.records
             var preferences = snapshot?.preferences ?? Preferences()
             if snapshot != nil { try file.checkReplaceable() }
@@ -141,7 +141,7 @@ public final class PreferencesStore: MigrationStore {
         /// For a property list, binary or XML: what it is written back as.
         let propertyListFormat: PropertyListSerialization.PropertyListFormat
 
-        func records() throws -> StoredRecords {
+        func records() throws -> RecordFileCodec {
             var object: Any?
             do throws(PreferencesPropertyList.NullValue) {
                 if let storedRecords { object = try PreferencesPropertyList.object(from: storedRecords) }
@@ -150,7 +150,7 @@ public final class PreferencesStore: MigrationStore {
                     file: file, manager: nil, reason: "hold null at \"\(error.path)\"", migration: nil)
             }
             do {
-                return try StoredRecords(object)
+                return try RecordFileCodec(object)
             } catch {
                 throw PreferencesStoreError.invalidLevels(
                     file: file, manager: error.manager, reason: error.reason, migration: nil)
@@ -177,7 +177,7 @@ public final class PreferencesStore: MigrationStore {
     }
 
     private func save(
-        _ preferences: Preferences, records: StoredRecords, as propertyListFormat: PropertyListSerialization.PropertyListFormat
+        _ preferences: Preferences, records: RecordFileCodec, as propertyListFormat: PropertyListSerialization.PropertyListFormat
     ) throws {
         var values = preferences.values
         guard values[Self.levelsKey] == nil else {

@@ -146,9 +146,9 @@ public final class UserDefaultsStore: MigrationStore {
         let storedRecords: Any?
         let domainName: String
 
-        func records() throws -> StoredRecords {
+        func records() throws -> RecordFileCodec {
             do {
-                return try StoredRecords(storedRecords)
+                return try RecordFileCodec(storedRecords)
             } catch {
                 throw UserDefaultsStoreError.invalidLevels(
                     suite: domainName, manager: error.manager, reason: error.reason, migration: nil)
@@ -187,7 +187,7 @@ public final class UserDefaultsStore: MigrationStore {
         return Snapshot(domain: domain, preferences: Preferences(values), storedRecords: storedRecords, domainName: domainName)
     }
 
-    private func save(_ preferences: Preferences, records: StoredRecords, replacing old: [String: Any]) throws {
+    private func save(_ preferences: Preferences, records: RecordFileCodec, replacing old: [String: Any]) throws {
         guard preferences.values[Self.levelsKey] == nil else {
             throw UserDefaultsStoreError.reservedKey(suite: domainName, migration: nil)
         }

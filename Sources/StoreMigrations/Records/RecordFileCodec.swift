@@ -8,13 +8,12 @@ import Foundation
 /// {"settings": {"level": "1.2", "baseline": "1.0", "applied": ["1.1", "1.2"], "appVersion": "2.0"}}
 /// ```
 ///
-/// `level` is written for older releases, which read only it. An entry without `applied` was
-/// written by one of them: its level becomes the baseline mark. A `level` above what `applied`
-/// and `baseline` give (an older release migrated the store after a newer one) raises the
-/// baseline to it. Fields this release does not know are kept as they are, so an older app never
+/// `level` is written for older releases, which read only it; what an entry means (an entry
+/// without `applied`, a `level` above the rest) is ``MigrationRecord/init(decoding:)``'s to say.
+/// Fields this release does not know are kept as they are, so an older app never
 /// erases what a newer one recorded. Every entry is validated when read: a malformed one is an
 /// error, never a missing record.
-struct StoredRecords {
+struct RecordFileCodec {
     /// Why the stored records are malformed; the store wraps it in its own error naming the file.
     struct Invalid: Error {
         let manager: String?
@@ -81,31 +80,27 @@ struct StoredRecords {
     }
 
     private static func record(from entry: [String: Any], of manager: String) throws(Invalid) -> MigrationRecord {
-        let level = try version(Field.level, in: entry, of: manager)
-        let appVersion = try version(Field.appVersion, in: entry, of: manager)
-        guard let appliedObject = entry[Field.applied] else {
-            return MigrationRecord(baseline: level, appVersion: appVersion)
-        }
-        var applied: [AppliedMigration] = []
-        // Read element by element: a list of strings, as stores write it, holds Swift strings,
-        // each known by its type (`parse(_:field:of:)`), where casting the whole list to
-        // `[String]` sent every element through the runtime's general cast, three times the
-        // cost. Any other element is named in the error.
-        guard let objects = appliedObject as? [Any] else {
-            throw Invalid(manager: manager, reason: "has an \"\(Field.applied)\" that is \(kind(of: appliedObject)), not a list of versions")
-        }
-        applied.reserveCapacity(objects.count)
-        // Each element read in place (iterating the array copied each one out, and destroyed it).
-        try objects.withUnsafeBufferPointer { objects throws(Invalid) in
-            for index in objects.indices {
-                applied.append(AppliedMigration(version: try parse(objects[index], field: Field.applied, of: manager)))
+        var stored = StoredRecord(
+            level: try version(Field.level, in: entry, of: manager),
+            baseline: try version(Field.baseline, in: entry, of: manager),
+            appVersion: try version(Field.appVersion, in: entry, of: manager))
+        if let appliedObject = entry[Field.applied] {
+            // Read element by element: a list of strings, as stores write it, holds Swift strings,
+            // each known by its type (`parse(_:field:of:)`), where casting the whole list to
+            // `[String]` sent every element through the runtime's general cast, three times the
+            // cost. Any other element is named in the error.
+            guard let objects = appliedObject as? [Any] else {
+                throw Invalid(manager: manager, reason: "has an \"\(Field.applied)\" that is \(kind(of: appliedObject)), not a list of versions")
+            }
+            stored.applied.reserveCapacity(objects.count)
+            // Each element read in place (iterating the array copied each one out, and destroyed it).
+            try objects.withUnsafeBufferPointer { objects throws(Invalid) in
+                for index in objects.indices {
+                    stored.applied.append(AppliedMigration(version: try parse(objects[index], field: Field.applied, of: manager)))
+                }
             }
         }
-        var record = MigrationRecord(applied: applied, baseline: try version(Field.baseline, in: entry, of: manager), appVersion: appVersion)
-        if let level, record.level.map({ level > $0 }) ?? true {
-            record.baseline = level
-        }
-        return record
+        return MigrationRecord(decoding: stored)
     }
 
     private static func version(_ field: String, in entry: [String: Any], of manager: String) throws(Invalid) -> Version? {

@@ -1,0 +1,41 @@
+import Foundation
+
+/// One manager's record as a store keeps it, before it means anything: the fields every store
+/// kind writes (a levels row and its history rows, or an entry of a records file).
+///
+/// What these fields mean is decided once, by ``MigrationRecord/init(decoding:)``: every store
+/// reads its own format into this value and leaves the meaning to it.
+package struct StoredRecord: Sendable, Hashable {
+    /// The highest version applied, which every release writes and older ones read alone.
+    package var level: Version?
+    /// The baseline mark, where the store keeps one.
+    package var baseline: Version?
+    /// The app version the app-version-change hook last ran for.
+    package var appVersion: Version?
+    /// The migrations applied, in the order they were recorded; empty for a store written before
+    /// records held sets.
+    package var applied: [AppliedMigration]
+
+    package init(level: Version? = nil, baseline: Version? = nil, appVersion: Version? = nil, applied: [AppliedMigration] = []) {
+        self.level = level
+        self.baseline = baseline
+        self.appVersion = appVersion
+        self.applied = applied
+    }
+}
+
+extension MigrationRecord {
+    /// What a stored record means, for every store and every release that wrote it.
+    ///
+    /// - A store written before records held sets keeps only a level: everything at or below it
+    ///   was applied, so it becomes the baseline mark.
+    /// - A level above what the applied set and the baseline give (an older release, which
+    ///   writes only the level, migrated the store after a newer one) raises the baseline to it.
+    /// - Of two entries for one version, the first recorded is kept.
+    package init(decoding stored: StoredRecord) {
+        self.init(applied: stored.applied, baseline: stored.baseline, appVersion: stored.appVersion)
+        if let level = stored.level, self.level.map({ level > $0 }) ?? true {
+            baseline = level
+        }
+    }
+}

@@ -1,0 +1,82 @@
+import Foundation
+import Testing
+@testable import StoreMigrations
+import TestSupport
+
+/// The one writer of the SQL stores' record tables, in both dialects, through a connection that
+/// only records the statements it is given. Real databases are written in the SQLite and
+/// PostgreSQL suites.
+@Suite struct SQLRecordTablesTests {
+    final class StatementLog: SQLRecordConnection {
+        var statements: [String] = []
+        func executeRecordStatement(_ sql: String, _ arguments: [SQLRecordValue]) throws {
+            let shown = arguments.map { value -> String in
+                switch value {
+                case .text(let text): return "'\(text)'"
+                case .real: return "<real>"
+                case .null: return "NULL"
+                }
+            }
+            let firstLine = sql.split(separator: "\n").first.map(String.init) ?? sql
+            statements.append(firstLine.trimmingCharacters(in: .whitespaces) + " " + shown.joined(separator: ", "))
+        }
+    }
+
+    static let sqlite = SQLRecordTables(
+        levels: "levels", history: "history",
+        dialect: SQLRecordDialect(
+            placeholder: { _ in "?" }, timestamp: { "strftime(\($0))" }, historyKey: "INTEGER PRIMARY KEY",
+            timestampType: "TEXT", realType: "REAL"))
+    static let postgreSQL = SQLRecordTables(
+        levels: "s.levels", history: "s.history",
+        dialect: SQLRecordDialect(
+            placeholder: { "$\($0)" }, timestamp: { "to_timestamp(\($0))" }, historyKey: "bigserial PRIMARY KEY",
+            timestampType: "timestamptz", realType: "double precision"))
+
+    static func applied(_ versions: Version...) -> [AppliedMigration] { versions.map { AppliedMigration(version: $0) } }
+
+    @Test func oneStepWritesItsLevelsRowAndOneHistoryRow() throws {
+        let log = StatementLog()
+        let old = ["library": MigrationRecord(applied: Self.applied("1", "2"))]
+        let new = ["library": MigrationRecord(applied: Self.applied("1", "2", "3"))]
+        try Self.postgreSQL.write(new, over: old, through: log)
+        #expect(log.statements == [
+            "INSERT INTO s.levels(manager, level, app_version, baseline) VALUES ($1, $2, $3, $4) 'library', '3', NULL, NULL",
+            "INSERT INTO s.history(manager, version, applied_at, duration_seconds) 'library', '3', <real>, <real>",
+        ])
+    }
+
+    @Test func unchangedManagersWriteNothingAndForgottenOnesAreDeleted() throws {
+        let log = StatementLog()
+        let kept = MigrationRecord(applied: Self.applied("1"))
+        try Self.sqlite.write(["kept": kept], over: ["kept": kept, "gone": MigrationRecord(baseline: "2")], through: log)
+        #expect(log.statements == ["DELETE FROM levels WHERE manager = ? 'gone'", "DELETE FROM history WHERE manager = ? 'gone'"])
+    }
+
+    @Test func versionsThatLeftTheSetAreDeletedAndNewOnesInserted() throws {
+        let log = StatementLog()
+        try Self.sqlite.write(
+            ["m": MigrationRecord(applied: Self.applied("1", "3", "4"), appVersion: "2.0")],
+            over: ["m": MigrationRecord(applied: Self.applied("1", "2", "3"))], through: log)
+        #expect(log.statements == [
+            "INSERT INTO levels(manager, level, app_version, baseline) VALUES (?, ?, ?, ?) 'm', '4', '2.0', NULL",
+            "DELETE FROM history WHERE manager = ? AND version = ? 'm', '2'",
+            "INSERT INTO history(manager, version, applied_at, duration_seconds) 'm', '4', <real>, <real>",
+        ])
+    }
+
+    @Test func theDifferenceWalksBothSortedSetsOnce() {
+        let (removed, added) = SQLRecordTables.difference(
+            from: Self.applied("1", "1.1", "2", "5"), to: Self.applied("0.9", "1.1", "3", "5", "6"))
+        #expect(removed.map(\.version) == ["1", "2"])
+        #expect(added.map(\.version) == ["0.9", "3", "6"])
+    }
+
+    @Test func bothDialectsCreateTheSameTwoTables() {
+        #expect(Self.sqlite.createStatements.map { $0.split(separator: "\n")[1] }
+            == ["    manager text PRIMARY KEY NOT NULL, level text, app_version text, baseline text)",
+                "    id INTEGER PRIMARY KEY, manager text NOT NULL, version text NOT NULL,"])
+        #expect(Self.postgreSQL.createStatements[1].contains("id bigserial PRIMARY KEY")
+            && Self.postgreSQL.createStatements[1].contains("applied_at timestamptz NOT NULL"))
+    }
+}
