@@ -40,6 +40,12 @@ final class LiveProgress: @unchecked Sendable {
             case .waiting(let step, let wait):
                 states[step.manager] = "\(step.id.description.dropFirst(step.manager.count + 1)) waiting"
                 if !isTerminal { Console.line("  \(step.id) \(wait)") }
+            case .batchCommitted(let step, let progress):
+                let percent = progress.fractionDone.map { " \(Int($0 * 100))%" } ?? ""
+                states[step.manager] = "\(step.id.description.dropFirst(step.manager.count + 1))\(percent)"
+            case .postponed(let step, let progress):
+                states[step.manager] = "\(step.id.description.dropFirst(step.manager.count + 1)) later"
+                if !isTerminal { Console.line("  \(step.id) \(progress.map { "stopped at \($0)" } ?? "deferred")") }
             }
             render(force: { if case .progress = event { return false } else { return true } }())
         }

@@ -17,6 +17,8 @@ final class ManagerDefinition: Sendable {
     /// Ascending; the position of a version is its index in ``dependencies``.
     let versions: [Version]
     let dependencies: [[MigrationReference]]
+    /// By position: whether the migration was registered deferred.
+    let deferred: [Bool]
     let newerStorePolicy: NewerStorePolicy
     let latePolicy: LateMigrationPolicy
     let hasHook: Bool
@@ -27,7 +29,7 @@ final class ManagerDefinition: Sendable {
 
     init(
         name: String, storeDescription: String, identity: StoreIdentity, isRebuildable: Bool,
-        versions: [Version], dependencies: [[MigrationReference]], newerStorePolicy: NewerStorePolicy,
+        versions: [Version], dependencies: [[MigrationReference]], deferred: [Bool], newerStorePolicy: NewerStorePolicy,
         latePolicy: LateMigrationPolicy, hasHook: Bool,
         readRecords: @escaping @Sendable () throws -> [String: MigrationRecord],
         decideFirstLaunch: @escaping @Sendable () throws -> FirstLaunchDecision,
@@ -39,6 +41,7 @@ final class ManagerDefinition: Sendable {
         self.isRebuildable = isRebuildable
         self.versions = versions
         self.dependencies = dependencies
+        self.deferred = deferred
         self.newerStorePolicy = newerStorePolicy
         self.latePolicy = latePolicy
         self.hasHook = hasHook
@@ -80,6 +83,7 @@ extension MigrationManager {
         return ManagerDefinition(
             name: name, storeDescription: store.description, identity: store.identity,
             isRebuildable: store.isRebuildable, versions: versions, dependencies: dependencies,
+            deferred: bodies.map(\.isDeferred),
             newerStorePolicy: snapshot.newerStore, latePolicy: snapshot.late, hasHook: !hooks.isEmpty,
             readRecords: { [self] in try readStoreRecords() },
             decideFirstLaunch: {
@@ -98,11 +102,21 @@ extension MigrationManager {
             perform: { [versions, bodies, transactions] request, source in
                 switch request {
                 case let .migrate(position):
-                    return try StepExecutor.migrate(
-                        versions[position], of: name, in: store, source: source, carriesContext: carriesContext,
-                        transaction: transactions[position]
-                    ) { content, context in
-                        try bodies[position].run(&content, context)
+                    switch bodies[position] {
+                    case .plain(let body):
+                        return try StepExecutor.migrate(
+                            versions[position], of: name, in: store, source: source, carriesContext: carriesContext,
+                            transaction: transactions[position]
+                        ) { content, _ in try body(&content) }
+                    case .withContext(let body):
+                        return try StepExecutor.migrate(
+                            versions[position], of: name, in: store, source: source, carriesContext: carriesContext,
+                            transaction: transactions[position]
+                        ) { content, context in try body(&content, context()) }
+                    case let .batched(batch, size, _):
+                        return try StepExecutor.migrateInBatches(
+                            versions[position], of: name, in: store, source: source, carriesContext: carriesContext,
+                            size: size, batch)
                     }
                 case let .baseline(version):
                     return try StepExecutor.baseline(version, of: name, in: store, source: source)

@@ -85,10 +85,18 @@ package protocol MigrationRunControl: AnyObject, Sendable {
     func reportProgress(ofStep step: Int, fraction: Double)
     /// Tells the run's observer that `step` waits for its store.
     func reportWait(_ wait: StoreWait, ofStep step: Int)
+    /// Tells the run's observer that a batch of the resumable `step` committed.
+    func reportBatch(_ progress: StepProgress, ofStep step: Int)
+    /// Asked between two batches of a resumable step: whether to stop there, the progress
+    /// committed, because the run was cancelled or its launch budget is spent. Returns only once
+    /// the run is not paused.
+    func shouldStopBetweenBatches() -> Bool
 }
 
 extension MigrationRunControl {
     func reportWait(_ wait: StoreWait, ofStep step: Int) {}
+    package func reportBatch(_ progress: StepProgress, ofStep step: Int) {}
+    package func shouldStopBetweenBatches() -> Bool { isCancelled }
 }
 
 /// The run of a context or a transaction made outside a coordinator: never cancelled, with a

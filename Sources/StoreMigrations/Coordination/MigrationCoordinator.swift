@@ -33,6 +33,9 @@ public final class MigrationCoordinator: @unchecked Sendable {
     private var maxConcurrent: Int?
     private var onFailure: FailurePolicy = .continueIndependentWork
     private var eventObserver: (@Sendable (MigrationEvent) -> Void)?
+    private var deferredWorkPolicy: DeferredWork = .background(qos: .utility)
+    private var dependentsPolicy: DependentsOfDeferredPolicy = .wait
+    private var background: MigrationRunHandle?
 
     /// Creates a coordinator for the app at `appVersion`, such as `"2.0"` or a build number.
     public init(appVersion: Version) {
@@ -65,6 +68,32 @@ public final class MigrationCoordinator: @unchecked Sendable {
         get { lock.withLock { eventObserver } }
         set { lock.withLock { eventObserver = newValue } }
     }
+
+    /// Where the work a launch leaves (deferred migrations, and resumable ones its budget
+    /// stopped) goes on. Defaults to a background queue at utility quality of service, started as
+    /// `run()` returns.
+    public var deferredWork: DeferredWork {
+        get { lock.withLock { deferredWorkPolicy } }
+        set { lock.withLock { deferredWorkPolicy = newValue } }
+    }
+
+    /// What happens to a migration that is not deferred but depends on a deferred one. Defaults
+    /// to ``DependentsOfDeferredPolicy/wait``.
+    public var dependentsOfDeferred: DependentsOfDeferredPolicy {
+        get { lock.withLock { dependentsPolicy } }
+        set { lock.withLock { dependentsPolicy = newValue } }
+    }
+
+    /// The background run of the work the last launch left, while it is running or once it ended;
+    /// `nil` before one started. Pause it when the app moves to the background, cancel it when a
+    /// background task expires: it stops between two batches, and the next launch resumes.
+    ///
+    /// ```swift
+    /// try coordinator.run(launchBudget: .seconds(5))
+    /// // later, in applicationDidEnterBackground:
+    /// coordinator.backgroundRun?.pause()
+    /// ```
+    public var backgroundRun: MigrationRunHandle? { lock.withLock { background } }
 
     /// Creates the manager called `name` for `store`.
     ///
@@ -119,14 +148,19 @@ public final class MigrationCoordinator: @unchecked Sendable {
     /// Call it at launch before the stores are used, but not on a queue a migration body waits
     /// for. Cancel it through its `Progress`, which joins `Progress.current()` when there is one.
     ///
-    /// - Returns: The report, when every step applied.
+    /// - Parameters:
+    ///   - targets: Runs only these migrations and the steps they depend on; `nil` runs everything.
+    ///   - launchBudget: How long the launch may take before resumable migrations stop after
+    ///     their current batch and go on in the background (``deferredWork``); `nil` for no limit.
+    /// - Returns: The report, when every step applied, was deferred, or was left in progress by
+    ///   the budget (``MigrationReport/postponed``).
     /// - Throws: ``MigrationError`` before anything runs for an invalid graph or store;
     ///   ``MigrationRunError``, with the report, when a step failed or the run was cancelled.
     @discardableResult
-    public func run(targets: [MigrationReference]? = nil) throws -> MigrationReport {
+    public func run(targets: [MigrationReference]? = nil, launchBudget: Duration? = nil) throws -> MigrationReport {
         let finished = DispatchSemaphore(value: 0)
         let outcome = ResultBox()
-        start(targets: targets) { result in
+        start(targets: targets, phase: .launch(budget: launchBudget)) { result in
             outcome.result = result
             finished.signal()
         }
@@ -141,12 +175,14 @@ public final class MigrationCoordinator: @unchecked Sendable {
     /// - Throws: ``MigrationError`` before anything runs; ``MigrationRunError`` when a step failed
     ///   or the run was cancelled.
     @discardableResult
-    public func run(targets: [MigrationReference]? = nil) async throws -> MigrationReport {
+    public func run(targets: [MigrationReference]? = nil, launchBudget: Duration? = nil) async throws -> MigrationReport {
         let handle = MigrationRunHandle()
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
                 // Planning reads every store: off the cooperative thread pool, like the steps.
-                startInBackground(targets: targets, handle: handle) { result in continuation.resume(with: result) }
+                startInBackground(targets: targets, phase: .launch(budget: launchBudget), handle: handle) { result in
+                    continuation.resume(with: result)
+                }
             }
         } onCancel: {
             handle.cancel()
@@ -170,27 +206,65 @@ public final class MigrationCoordinator: @unchecked Sendable {
     /// ```
     @discardableResult
     public func run(
-        targets: [MigrationReference]? = nil, queue: DispatchQueue = .main,
+        targets: [MigrationReference]? = nil, launchBudget: Duration? = nil, queue: DispatchQueue = .main,
         completion: @escaping @Sendable (Result<MigrationReport, any Error>) -> Void
     ) -> MigrationRunHandle {
         let handle = MigrationRunHandle()
-        startInBackground(targets: targets, handle: handle) { result in queue.async { completion(result) } }
+        startInBackground(targets: targets, phase: .launch(budget: launchBudget), handle: handle) { result in
+            queue.async { completion(result) }
+        }
         return handle
     }
 
+    /// Runs the work launches left (deferred migrations, resumable ones a budget stopped) and
+    /// everything else pending, in the background, batch by batch; calls `completion` on `queue`
+    /// when it is done. With ``DeferredWork/manual``, call it from a background task of your own:
+    ///
+    /// ```swift
+    /// BGTaskScheduler.shared.register(forTaskWithIdentifier: "migrations", using: nil) { task in
+    ///     let handle = coordinator.runDeferred(queue: .main) { result in
+    ///         task.setTaskCompleted(success: (try? result.get()) != nil)
+    ///     }
+    ///     task.expirationHandler = { handle.cancel() }   // stops after the current batch
+    /// }
+    /// ```
+    @discardableResult
+    public func runDeferred(
+        queue: DispatchQueue = .main, completion: @escaping @Sendable (Result<MigrationReport, any Error>) -> Void = { _ in }
+    ) -> MigrationRunHandle {
+        runInBackground(qos: .utility) { result in queue.async { completion(result) } }
+    }
+
+    private func runInBackground(
+        qos: DispatchQoS.QoSClass, completion: @escaping @Sendable (Result<MigrationReport, any Error>) -> Void = { _ in }
+    ) -> MigrationRunHandle {
+        let handle = MigrationRunHandle()
+        lock.withLock { background = handle }
+        startInBackground(
+            targets: nil, phase: .background, qos: DispatchQoS(qosClass: qos, relativePriority: 0), handle: handle,
+            completion: completion)
+        return handle
+    }
+
+    /// A run's part of the work, as the coordinator is asked for it.
+    enum RunPhase {
+        case launch(budget: Duration?)
+        case background
+    }
+
     private func startInBackground(
-        targets: [MigrationReference]?, handle: MigrationRunHandle,
+        targets: [MigrationReference]?, phase: RunPhase, qos: DispatchQoS = .userInitiated, handle: MigrationRunHandle,
         completion: @escaping @Sendable (Result<MigrationReport, any Error>) -> Void
     ) {
-        DispatchQueue(label: "StoreMigrations.MigrationCoordinator.run", qos: .userInitiated).async {
-            self.start(targets: targets, handle: handle, completion: completion)
+        DispatchQueue(label: "StoreMigrations.MigrationCoordinator.run", qos: qos).async {
+            self.start(targets: targets, phase: phase, handle: handle, completion: completion)
         }
     }
 
     /// Plans and starts a run; `completion` is called once, on any thread. The run is attached to
     /// `handle` before its first step starts, so that a cancellation is never applied late.
     private func start(
-        targets: [MigrationReference]?, handle: MigrationRunHandle? = nil,
+        targets: [MigrationReference]?, phase: RunPhase, handle: MigrationRunHandle? = nil,
         completion: @escaping @Sendable (Result<MigrationReport, any Error>) -> Void
     ) {
         let startedAt = Date()
@@ -206,24 +280,39 @@ public final class MigrationCoordinator: @unchecked Sendable {
             progress.totalUnitCount = 1
             progress.completedUnitCount = 1
             handle?.attach(nil)
+            handle?.finish(.failure(error))
             completion(.failure(error))
             return
+        }
+        let runPhase: MigrationRun.Phase
+        switch phase {
+        case .launch(let budget): runPhase = .launch(deadline: budget.map { clockStart + $0 })
+        case .background: runPhase = .background
         }
         let run = MigrationRun(
             executable: planned.executable, managers: planned.managers, observer: observer,
             startedAt: startedAt, clockStart: clockStart,
-            planningDuration: (ContinuousClock.now - clockStart).seconds, progress: progress)
+            planningDuration: (ContinuousClock.now - clockStart).seconds, progress: progress, phase: runPhase)
         progress.cancellationHandler = { [weak run] in run?.cancel() }
         handle?.attach(run)
-        run.start(maxConcurrentStores: maxConcurrent, failurePolicy: failurePolicy) { report in
-            completion(report.succeeded ? .success(report) : .failure(MigrationRunError(report: report)))
+        run.start(maxConcurrentStores: maxConcurrent, failurePolicy: failurePolicy) { [self] report in
+            // Started before the launch's caller hears of it, so that `backgroundRun` is set when
+            // `run()` returns.
+            if case .launch = phase, report.succeeded, !report.postponed.isEmpty,
+               case .background(let qos) = deferredWork {
+                _ = runInBackground(qos: qos)
+            }
+            let result: Result<MigrationReport, any Error> = report.succeeded ? .success(report) : .failure(MigrationRunError(report: report))
+            handle?.finish(result)
+            completion(result)
         }
     }
 
     /// Freezes the managers, validates their graph, reads each store's records once (managers on
     /// stores of one identity share the read), asks first-launch policies, and plans.
     private func executablePlan(targets: [MigrationReference]?) throws -> (executable: ExecutablePlan, managers: [ManagerDefinition]) {
-        let definitions = lock.withLock { managers }.map { $0.definition() }
+        let (registered, dependentsPolicy) = lock.withLock { (managers, self.dependentsPolicy) }
+        let definitions = registered.map { $0.definition() }
         let graph = try MigrationGraph(managers: definitions.map(\.graphManager), appVersion: appVersion)
         var storeIndex: [StoreIdentity: Int] = [:]
         var recordsByStore: [[String: MigrationRecord]] = []
@@ -245,7 +334,11 @@ public final class MigrationCoordinator: @unchecked Sendable {
                 firstLaunch: record.level == nil ? try definition.decideFirstLaunch() : nil,
                 hasHook: definition.hasHook))
         }
-        return (try MigrationPlanner.plan(graph, inputs: inputs, targets: targets), definitions)
+        var executable = try MigrationPlanner.plan(graph, inputs: inputs, targets: targets)
+        if definitions.contains(where: { $0.deferred.contains(true) }) {
+            Deferral.apply(to: &executable, registered: definitions.map(\.deferred), policy: dependentsPolicy)
+        }
+        return (executable, definitions)
     }
 
     private final class ResultBox: @unchecked Sendable {
@@ -257,10 +350,14 @@ public final class MigrationCoordinator: @unchecked Sendable {
 /// A run started by ``MigrationCoordinator/run(targets:queue:completion:)``: its progress, and a way to
 /// cancel it.
 public final class MigrationRunHandle: @unchecked Sendable {
-    // @unchecked: `run` and `cancelRequested` are only touched with `lock` held.
+    // @unchecked: `run`, `cancelRequested`, `pauseRequested` and `result` are only touched with
+    // `lock` held; `finished` is signalled once, after `result` is set.
     private let lock = NSLock()
     private var run: MigrationRun?
     private var cancelRequested = false
+    private var pauseRequested = false
+    private var result: Result<MigrationReport, any Error>?
+    private let finished = DispatchSemaphore(value: 0)
 
     /// The run's progress: one unit per step, each step a child that its body can advance.
     /// Cancelling it cancels the run.
@@ -278,17 +375,70 @@ public final class MigrationRunHandle: @unchecked Sendable {
         run?.cancel()
     }
 
+    /// Holds resumable migrations after their current batch, their progress committed, until
+    /// ``resume()``; other steps are not held. A cancellation ends the pause: the run stops there.
+    public func pause() {
+        let run = lock.withLock { () -> MigrationRun? in
+            pauseRequested = true
+            return self.run
+        }
+        run?.pauseBetweenBatches()
+    }
+
+    /// Lets paused migrations go on.
+    public func resume() {
+        let run = lock.withLock { () -> MigrationRun? in
+            pauseRequested = false
+            return self.run
+        }
+        run?.resume()
+    }
+
+    /// How the run ended, once it has; `nil` while it runs.
+    public var outcome: Result<MigrationReport, any Error>? { lock.withLock { result } }
+
+    /// Waits for the run to end and returns its report; throws as `run()` does.
+    @available(*, noasync, message: "use 'await report()' in asynchronous code")
+    @discardableResult
+    public func wait() throws -> MigrationReport {
+        finished.wait()
+        finished.signal()
+        return try outcome!.get()
+    }
+
+    /// The run's report, once it has ended; throws as `run()` does.
+    public func report() async throws -> MigrationReport {
+        await withCheckedContinuation { continuation in
+            DispatchQueue.global(qos: .utility).async {
+                self.finished.wait()
+                self.finished.signal()
+                continuation.resume()
+            }
+        }
+        return try outcome!.get()
+    }
+
     func attach(_ run: MigrationRun?) {
         guard let run else {
             progress.completedUnitCount = progress.totalUnitCount
             return
         }
         progress.addChild(run.progress, withPendingUnitCount: 1)
-        let cancel = lock.withLock { () -> Bool in
+        let (cancel, pause) = lock.withLock { () -> (Bool, Bool) in
             self.run = run
-            return cancelRequested
+            return (cancelRequested, pauseRequested)
         }
+        if pause { run.pauseBetweenBatches() }
         if cancel { run.cancel() }
+    }
+
+    func finish(_ result: Result<MigrationReport, any Error>) {
+        lock.withLock {
+            self.result = result
+            // The run's stores (a SQLite store's connection) are let go of with it.
+            run = nil
+        }
+        finished.signal()
     }
 }
 

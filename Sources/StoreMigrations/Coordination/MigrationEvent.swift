@@ -28,6 +28,11 @@ public enum MigrationEvent: Sendable, CustomStringConvertible {
     /// ``StoreWait``). The step goes on by itself when the lock is free, or fails once the
     /// store's time-out has passed.
     case waiting(PlannedStep, StoreWait)
+    /// A batch of a resumable migration committed: how far it has got.
+    case batchCommitted(PlannedStep, StepProgress)
+    /// A step was left for later: a deferred migration or one waiting for it (`progress` `nil`),
+    /// or a resumable migration stopped between batches with its progress committed.
+    case postponed(PlannedStep, StepProgress?)
 
     /// One line for a log: `library@2.0: skipped because library@1.1 failed`.
     public var description: String {
@@ -41,6 +46,9 @@ public enum MigrationEvent: Sendable, CustomStringConvertible {
         case let .skipped(step, failed?): return "\(step.id): skipped because \(failed) failed"
         case .skipped(let step, nil): return "\(step.id): skipped (the run was cancelled or stopped)"
         case let .waiting(step, wait): return "\(step.id): \(wait)"
+        case let .batchCommitted(step, progress): return "\(step.id): batch committed, \(progress)"
+        case let .postponed(step, progress?): return "\(step.id): postponed, \(progress)"
+        case .postponed(let step, nil): return "\(step.id): deferred to the background"
         }
     }
 }

@@ -17,6 +17,9 @@ public final class MigrationManager<Store: MigrationStore>: @unchecked Sendable 
     public typealias Body = @Sendable (inout Store.Content) throws -> Void
     /// A body that also receives its ``MigrationContext`` to report progress or check cancellation.
     public typealias BodyWithContext = @Sendable (inout Store.Content, MigrationContext) throws -> Void
+    /// One batch of a resumable migration: processes at most `batch.limit` units after
+    /// `batch.cursor` and says where the next batch starts.
+    public typealias BatchBody = @Sendable (inout Store.Content, BatchRequest) throws -> BatchResult
 
     /// Registered migrations, in registration order, as parallel arrays: planning reads the
     /// versions of many thousands of migrations, which a generic element type would slow down.
@@ -60,12 +63,11 @@ public final class MigrationManager<Store: MigrationStore>: @unchecked Sendable 
     enum RegisteredBody: Sendable {
         case plain(Body)
         case withContext(BodyWithContext)
+        case batched(BatchBody, size: BatchSize, deferred: Bool)
 
-        func run(_ content: inout Store.Content, _ context: () -> MigrationContext) throws {
-            switch self {
-            case .plain(let body): try body(&content)
-            case .withContext(let body): try body(&content, context())
-            }
+        var isDeferred: Bool {
+            if case .batched(_, _, let deferred) = self { return deferred }
+            return false
         }
     }
 
@@ -144,6 +146,44 @@ public final class MigrationManager<Store: MigrationStore>: @unchecked Sendable 
         transaction: TransactionMode = .transactional, _ body: @escaping BodyWithContext
     ) {
         append(version, dependencies, transaction, .withContext(body))
+    }
+
+    /// Registers the migration to `version` as a resumable one, for large data changes: its body
+    /// runs batch by batch, each batch in a transaction of its own that commits the batch's
+    /// writes with the migration's progress (its cursor and counts). A kill, a launch budget, a
+    /// pause or a cancellation between batches loses no committed batch: the next run, launch or
+    /// process resumes after the last one, so each unit is processed once even by a body that is
+    /// not idempotent. The migration is recorded applied with its last batch; migrations that
+    /// depend on it never start before.
+    ///
+    /// ```swift
+    /// library.registerResumable("2.0", deferred: true) { db, batch in
+    ///     let after = batch.cursor.flatMap(Int64.init) ?? 0
+    ///     let ids = try db.rows("SELECT id FROM note WHERE id > ? ORDER BY id LIMIT ?",
+    ///                           arguments: [.integer(after), .integer(Int64(batch.limit))]).map { try $0[0] as Int64 }
+    ///     for id in ids { try db.execute("UPDATE note SET guid = ? WHERE id = ?", arguments: [.text(UUID().uuidString), .integer(id)]) }
+    ///     guard let last = ids.last, ids.count == batch.limit else { return .finished(processed: ids.count) }
+    ///     return .more(cursor: String(last), processed: ids.count)
+    /// }
+    /// ```
+    ///
+    /// A batch must leave the schema alone and never end its transaction (stores refuse either
+    /// with a typed error naming the migration); make schema changes in an ordinary migration
+    /// registered before it.
+    ///
+    /// - Parameters:
+    ///   - version: The migration's version.
+    ///   - dependencies: Migrations of other managers that must be applied first.
+    ///   - batchSize: How many units a batch processes; by default as many as take about 250 ms.
+    ///   - deferred: Whether `run()` may return before the migration is done: it then goes on in
+    ///     the background (``MigrationCoordinator/deferredWork``), and so do the migrations that
+    ///     depend on it unless ``MigrationCoordinator/dependentsOfDeferred`` says otherwise.
+    ///   - body: Runs one batch.
+    public func registerResumable(
+        _ version: Version, dependsOn dependencies: [MigrationReference] = [], batchSize: BatchSize = .automatic,
+        deferred: Bool = false, _ body: @escaping BatchBody
+    ) {
+        append(version, dependencies, .transactional, .batched(body, size: batchSize, deferred: deferred))
     }
 
     @inlinable

@@ -23,6 +23,13 @@ public struct MigrationReport: Sendable, Codable, CustomStringConvertible {
             case skipped(because: PlannedStep.ID)
             /// The step did not run because the run was cancelled or stopped at a failure.
             case cancelled
+            /// A resumable migration stopped between two batches, its progress committed (the
+            /// launch budget was spent, or the run was cancelled): it resumes in the background or
+            /// at the next run. `progress` is how far it got, `nil` if no batch committed.
+            case inProgress(StepProgress?)
+            /// The step was left for the background: a deferred migration, or one that waits for
+            /// a deferred or unfinished resumable migration.
+            case deferred
         }
 
         /// The planned step.
@@ -71,6 +78,9 @@ public struct MigrationReport: Sendable, Codable, CustomStringConvertible {
             case .failed(let message): return "\(step.id): FAILED\(timing): \(message)"
             case .skipped(let failed): return "\(step.id): skipped because \(failed) failed"
             case .cancelled: return "\(step.id): not started (run cancelled or stopped)"
+            case .inProgress(let progress):
+                return "\(step.id): in progress\(timing), \(progress.map { "\($0)" } ?? "no batch committed"); resumes later"
+            case .deferred: return "\(step.id): deferred to the background"
             }
         }
     }
@@ -106,12 +116,23 @@ public struct MigrationReport: Sendable, Codable, CustomStringConvertible {
     /// Whether any step ran (`false` when everything was up to date).
     public var didRunAnything: Bool { steps.contains { $0.outcome == .applied } }
 
-    /// Whether every step was applied (or already applied by another process).
+    /// Whether no step failed or was cancelled: every step was applied (or already applied by
+    /// another process), deferred, or left in progress by the launch budget.
     public var succeeded: Bool {
         steps.allSatisfy { step in
             switch step.outcome {
-            case .applied, .alreadyApplied: return true
+            case .applied, .alreadyApplied, .deferred, .inProgress: return true
             case .failed, .skipped, .cancelled: return false
+            }
+        }
+    }
+
+    /// The steps left for later: deferred, or resumable ones stopped between batches.
+    public var postponed: [Step] {
+        steps.filter { step in
+            switch step.outcome {
+            case .deferred, .inProgress: return true
+            default: return false
             }
         }
     }

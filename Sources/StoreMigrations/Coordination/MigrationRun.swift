@@ -5,7 +5,21 @@ import Foundation
 /// the step executor, tells the observer, and reports. The progress tree is ``RunProgress``'s,
 /// the report ``ReportBuilder``'s.
 final class MigrationRun: MigrationRunControl, Sendable {
+    /// Which part of the work a run does.
+    enum Phase: Sendable {
+        /// At launch: deferred steps are left for the background, and a resumable step still
+        /// running at `deadline` stops after its batch.
+        case launch(deadline: ContinuousClock.Instant?)
+        /// In the background: everything pending, deferred steps included.
+        case background
+    }
+
     private let executable: ExecutablePlan
+    private let phase: Phase
+    private let pause = PauseGate()
+    /// The steps that stopped short (deferred, or suspended between batches), so that their
+    /// dependents are told they are postponed rather than skipped for a failure.
+    private let postponed = PostponedSteps()
     private let managers: [ManagerDefinition]
     private let observer: (@Sendable (MigrationEvent) -> Void)?
     private let startedAt: Date
@@ -38,9 +52,11 @@ final class MigrationRun: MigrationRunControl, Sendable {
 
     init(
         executable: ExecutablePlan, managers: [ManagerDefinition], observer: (@Sendable (MigrationEvent) -> Void)?,
-        startedAt: Date, clockStart: ContinuousClock.Instant, planningDuration: TimeInterval, progress: Progress
+        startedAt: Date, clockStart: ContinuousClock.Instant, planningDuration: TimeInterval, progress: Progress,
+        phase: Phase = .launch(deadline: nil)
     ) {
         self.executable = executable
+        self.phase = phase
         self.managers = managers
         self.observer = observer
         self.startedAt = startedAt
@@ -53,7 +69,26 @@ final class MigrationRun: MigrationRunControl, Sendable {
     /// parent's cancellation reaches `cancellationHandler` asynchronously.
     var isCancelled: Bool { scheduler.isCancelled || progress.isCancelled }
 
-    func cancel() { scheduler.cancel() }
+    func cancel() {
+        scheduler.cancel()
+        pause.resume()
+    }
+
+    /// Holds resumable steps between two batches until ``resume()``; other steps are not held.
+    func pauseBetweenBatches() { pause.pause() }
+
+    func resume() { pause.resume() }
+
+    func shouldStopBetweenBatches() -> Bool {
+        pause.waitWhilePaused { isCancelled }
+        if isCancelled { return true }
+        if case .launch(let deadline?) = phase { return ContinuousClock.now >= deadline }
+        return false
+    }
+
+    func reportBatch(_ progress: StepProgress, ofStep step: Int) {
+        observer?(.batchCommitted(executable.plan.steps[step], progress))
+    }
 
     /// - Parameter maxConcurrentStores: `nil` for one store per active processor.
     func start(maxConcurrentStores: Int?, failurePolicy: FailurePolicy, completion: @escaping @Sendable (MigrationReport) -> Void) {
@@ -71,9 +106,13 @@ final class MigrationRun: MigrationRunControl, Sendable {
             steps: steps, maxConcurrentStores: maxConcurrentStores ?? ProcessInfo.processInfo.activeProcessorCount,
             failurePolicy: failurePolicy,
             execute: { [self] index in execute(index) },
-            onSkip: { [self] index, failed in
+            onSkip: { [self] index, cause in
                 runProgress.finish(step: index)
-                observer?(.skipped(executable.plan.steps[index], because: failed.map { executable.plan.steps[$0].id }))
+                if let cause, postponed.contains(cause) {
+                    observer?(.postponed(executable.plan.steps[index], nil))
+                } else {
+                    observer?(.skipped(executable.plan.steps[index], because: cause.map { executable.plan.steps[$0].id }))
+                }
             })
         self.scheduler.value = scheduler
         scheduler.start { [self] results in
@@ -94,6 +133,12 @@ final class MigrationRun: MigrationRunControl, Sendable {
             observer?(.skipped(executable.plan.steps[index], because: nil))
             return .init(outcome: .cancelled)
         }
+        if case .launch = phase, !executable.stepDeferred.isEmpty, executable.stepDeferred[index] {
+            postponed.insert(index)
+            runProgress.finish(step: index)
+            observer?(.postponed(executable.plan.steps[index], nil))
+            return .init(outcome: .postponed(.deferred))
+        }
         let manager = managers[executable.stepManagers[index]]
         if let observer { observer(.started(executable.plan.steps[index])) }
         let startedAt = Date()
@@ -109,7 +154,21 @@ final class MigrationRun: MigrationRunControl, Sendable {
             case .reset: request = .reset(newerThan: executable.plan.appVersion)
             case .appVersionChange: request = .appVersionChange(version!)
             }
-            outcome = .succeeded(try manager.perform(request, StepSource(run: self, step: index)))
+            let result = try manager.perform(request, StepSource(run: self, step: index))
+            if case .suspended(let progress) = result {
+                observer?(.postponed(executable.plan.steps[index], progress))
+                // Stopped by a cancellation, the run did not do what it was asked: the step ends
+                // as cancelled (its progress stays in the record); stopped by the launch budget, it
+                // is postponed, and the launch succeeds.
+                if isCancelled {
+                    outcome = .cancelled
+                } else {
+                    postponed.insert(index)
+                    outcome = .postponed(result)
+                }
+            } else {
+                outcome = .succeeded(result)
+            }
         } catch {
             outcome = .failed(error)
         }
@@ -118,6 +177,7 @@ final class MigrationRun: MigrationRunControl, Sendable {
         if let observer {
             switch outcome {
             case .failed(let error): observer(.failed(executable.plan.steps[index], error))
+            case .postponed, .cancelled: break
             default: observer(.finished(executable.plan.steps[index], duration: duration))
             }
         }
@@ -143,4 +203,42 @@ final class MigrationRun: MigrationRunControl, Sendable {
             executable: executable, managers: managers, results: results, startedAt: startedAt,
             duration: (ContinuousClock.now - clockStart).seconds, planningDuration: planningDuration)
     }
+}
+
+/// Where resumable steps wait between two batches while their run is paused.
+private final class PauseGate: @unchecked Sendable {
+    // @unchecked: `paused` is only read or written with `condition` locked.
+    private let condition = NSCondition()
+    private var paused = false
+
+    func pause() {
+        condition.withLock { paused = true }
+    }
+
+    func resume() {
+        condition.withLock {
+            paused = false
+            condition.broadcast()
+        }
+    }
+
+    /// Returns once the gate is open, or once `stop()` says to stop waiting (asked every second
+    /// as well as on every change, so that a cancellation is noticed).
+    func waitWhilePaused(until stop: () -> Bool) {
+        condition.lock()
+        defer { condition.unlock() }
+        while paused, !stop() {
+            _ = condition.wait(until: Date().addingTimeInterval(1))
+        }
+    }
+}
+
+/// The steps of a run that stopped short, from any thread.
+private final class PostponedSteps: @unchecked Sendable {
+    // @unchecked: `indices` is only touched with `lock` held.
+    private let lock = NSLock()
+    private var indices: Set<Int> = []
+
+    func insert(_ step: Int) { lock.withLock { _ = indices.insert(step) } }
+    func contains(_ step: Int) -> Bool { lock.withLock { indices.contains(step) } }
 }

@@ -28,11 +28,19 @@ enum ReportBuilder {
             case .succeeded(.alreadyApplied(let level)):
                 outcome = .alreadyApplied(level: level)
                 if planned.action != .appVersionChange { levelAfter[manager] = level }
+            case .succeeded(.suspended(let progress)), .postponed(.suspended(let progress)):
+                outcome = .inProgress(progress)
+            case .succeeded(.deferred), .postponed:
+                outcome = .deferred
             case .failed(let failure):
                 outcome = .failed(message: "\(failure)")
                 error = failure
-            case .skipped(let failed):
-                outcome = .skipped(because: plan.steps[failed].id)
+            case .skipped(let cause):
+                if case .postponed = results[cause].outcome {
+                    outcome = .deferred
+                } else {
+                    outcome = .skipped(because: plan.steps[cause].id)
+                }
             case .cancelled:
                 outcome = .cancelled
             }

@@ -7,6 +7,11 @@ package enum StepOutcome: Sendable, Hashable {
     /// The record, read again under the store's lock, showed the work done (by another process,
     /// or another run); nothing ran. `level` is the manager's level as that record gave it.
     case alreadyApplied(level: Version?)
+    /// A resumable migration stopped between two batches (a launch budget, a pause that ended in
+    /// cancellation, a cancelled run), its progress committed: the next run resumes it.
+    case suspended(StepProgress?)
+    /// A deferred migration, or one depending on it, left for the background.
+    case deferred
 }
 
 /// The one place that decides, for every kind of step, "already done? skip : do it and record
@@ -68,6 +73,71 @@ package enum StepExecutor {
         }
     }
 
+    /// Runs the resumable migration `version` of `manager` batch by batch until it is applied,
+    /// each batch in a transaction of its own that reads the record again under the store's lock
+    /// (skipping if another process finished the migration), runs `batch` from the recorded
+    /// cursor, and commits the batch's writes with the new progress, or, after the last batch,
+    /// with the migration applied. Between batches, stops with ``StepOutcome/suspended(_:)``
+    /// when the run says so (``MigrationRunControl/shouldStopBetweenBatches()``).
+    package static func migrateInBatches<Store: MigrationStore>(
+        _ version: Version, of manager: String, in store: Store, source: StepSource = .standalone,
+        carriesContext: Bool = false, size: BatchSize,
+        _ batch: (inout Store.Content, BatchRequest) throws -> BatchResult
+    ) throws -> StepOutcome {
+        let migration = MigrationReference(manager: manager, version: version)
+        var limit = size.initialLimit
+        var progress: StepProgress?
+        var batches = 0
+        while true {
+            if batches > 0, source.run.shouldStopBetweenBatches() { return .suspended(progress) }
+            let start = ContinuousClock.now
+            let startedAt = Date()
+            let request = TransactionRequest(migration: migration, source: source, isBatch: true)
+            let outcome: BatchOutcome
+            do {
+                outcome = try store.transaction(request) { records, content -> BatchOutcome in
+                    let record = records[manager]
+                    if let record, record.isApplied(version) { return .alreadyApplied(record.level) }
+                    let previous = record?.progress(of: version)
+                    let context = MigrationContext(
+                        manager: manager, version: version, levelBefore: record?.level, run: source.run, step: source.step)
+                    let carrier = carriesContext ? content as? any MigrationContextCarrier : nil
+                    carrier?.context = context
+                    defer { carrier?.context = nil }
+                    let result = try batch(
+                        &content, BatchRequest(cursor: previous?.cursor, limit: limit, done: previous?.done ?? 0, total: previous?.total))
+                    let seconds = (ContinuousClock.now - start).seconds
+                    let elapsed = (previous?.elapsed ?? 0) + seconds
+                    switch result {
+                    case let .more(cursor, processed, total):
+                        let next = StepProgress(
+                            version: version, cursor: cursor, done: (previous?.done ?? 0) + processed,
+                            total: total ?? previous?.total, batches: (previous?.batches ?? 0) + 1, elapsed: elapsed)
+                        records[manager, default: MigrationRecord()].setProgress(next)
+                        return .committed(next, processed: processed)
+                    case .finished:
+                        records[manager, default: MigrationRecord()].markApplied(version, at: startedAt, duration: elapsed)
+                        return .finished
+                    }
+                }
+            } catch let error as any MigrationAttributableError {
+                throw error.attributed(to: migration)
+            }
+            batches += 1
+            switch outcome {
+            case .alreadyApplied(let level):
+                return batches == 1 ? .alreadyApplied(level: level) : .applied
+            case .finished:
+                return .applied
+            case let .committed(committed, processed):
+                progress = committed
+                source.run.reportBatch(committed, ofStep: source.step)
+                if let fraction = committed.fractionDone { source.run.reportProgress(ofStep: source.step, fraction: fraction) }
+                limit = size.nextLimit(after: limit, processed: processed, seconds: (ContinuousClock.now - start).seconds)
+            }
+        }
+    }
+
     /// Records `version` as `manager`'s baseline mark, unless the manager already has a level
     /// (another process migrated it meanwhile, or the app adopted the library earlier).
     package static func baseline<Store: MigrationStore>(
@@ -122,6 +192,13 @@ package enum StepExecutor {
     package static func forget<Store: MigrationStore>(_ manager: String, in store: Store) throws {
         try store.transaction { records, _ in records[manager] = nil }
     }
+}
+
+/// What one batch's transaction did.
+private enum BatchOutcome {
+    case committed(StepProgress, processed: Int)
+    case finished
+    case alreadyApplied(Version?)
 }
 
 /// The run and step a store's transaction works for: where its context reports progress and

@@ -19,18 +19,25 @@ public struct TransactionRequest: Sendable {
     /// The migration the transaction runs; `nil` when it changes records only (a baseline, a
     /// reset, an app-version hook).
     public let migration: MigrationReference?
+    /// Whether the transaction runs one batch of a resumable migration
+    /// (``MigrationManager/registerResumable(_:dependsOn:batchSize:deferred:_:)``): a store that
+    /// can tell refuses schema changes in it, since batches must leave the schema alone.
+    public let isBatch: Bool
     // The run and step rather than a closure: a closure capturing the step would be allocated
     // for every step of every run.
     private let run: any MigrationRunControl
     private let step: Int
 
     /// A request for `migration`, reporting waits to `onWait`: for tests of a custom store.
-    public init(migration: MigrationReference? = nil, onWait: @escaping @Sendable (StoreWait) -> Void = { _ in }) {
-        self.init(migration: migration, source: StepSource(run: StandaloneRun(onWait: onWait), step: 0))
+    public init(
+        migration: MigrationReference? = nil, isBatch: Bool = false, onWait: @escaping @Sendable (StoreWait) -> Void = { _ in }
+    ) {
+        self.init(migration: migration, source: StepSource(run: StandaloneRun(onWait: onWait), step: 0), isBatch: isBatch)
     }
 
-    init(migration: MigrationReference?, source: StepSource) {
+    init(migration: MigrationReference?, source: StepSource, isBatch: Bool = false) {
         self.migration = migration
+        self.isBatch = isBatch
         self.run = source.run
         self.step = source.step
     }

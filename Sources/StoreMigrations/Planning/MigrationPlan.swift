@@ -35,6 +35,12 @@ public struct MigrationPlan: Sendable, Hashable, Codable, CustomStringConvertibl
         public let latePolicy: LateMigrationPolicy
         /// The registered migrations past the app version, which never run in this version.
         public let ahead: [Version]
+        /// The pending migrations a launch leaves for the background: deferred ones, and those
+        /// that wait for them (``DependentsOfDeferredPolicy``).
+        public internal(set) var deferred: [Version] = []
+        /// The pending resumable migrations that have committed batches: how far each has got,
+        /// where it resumes, and the time left at the measured rate.
+        public let inProgress: [StepProgress]
     }
 
     /// Something worth a look that does not stop the run.
@@ -56,7 +62,7 @@ public struct MigrationPlan: Sendable, Hashable, Codable, CustomStringConvertibl
     /// The app version the plan migrates to.
     public let appVersion: Version
     /// Each manager's part, in registration order.
-    public let managers: [Manager]
+    public private(set) var managers: [Manager]
     /// Every step, in the order the plan would run them one at a time.
     public let steps: [PlannedStep]
     /// Findings that do not stop the run.
@@ -84,6 +90,10 @@ public struct MigrationPlan: Sendable, Hashable, Codable, CustomStringConvertibl
         }
     }
 
+    mutating func setDeferred(_ deferred: [[Version]]) {
+        for index in managers.indices { managers[index].deferred = deferred[index] }
+    }
+
     /// The steps grouped in waves: the steps of a wave depend only on earlier waves.
     public var waves: [[PlannedStep]] {
         var waves: [[PlannedStep]] = []
@@ -106,7 +116,9 @@ public struct MigrationPlan: Sendable, Hashable, Codable, CustomStringConvertibl
                 line += "; late " + manager.late.map(\.description).joined(separator: ", ") + " (\(manager.latePolicy.rawValue))"
             }
             if !manager.ahead.isEmpty { line += "; ahead " + manager.ahead.map(\.description).joined(separator: ", ") }
+            if !manager.deferred.isEmpty { line += "; deferred " + manager.deferred.map(\.description).joined(separator: ", ") }
             lines.append(line)
+            lines += manager.inProgress.map { "    in progress \($0)" }
         }
         for (index, wave) in waves.enumerated() {
             // From 0, as `PlannedStep.wave` in the JSON and the `waves` array count them.
@@ -129,7 +141,23 @@ public struct MigrationPlan: Sendable, Hashable, Codable, CustomStringConvertibl
             guard let managerSteps = stepsByManager[manager.name] else { continue }
             lines.append("  subgraph cluster_\(index) {")
             lines.append("    label=\(quoted(manager.name));")
-            for step in managerSteps { lines.append("    \(quoted(step.id.description));") }
+            let deferred = Set(manager.deferred)
+            for step in managerSteps {
+                // Lines of a node's label, joined by DOT's own line break escape.
+                var label = [step.id.description]
+                if step.action == .migrate, let version = step.version {
+                    if let progress = manager.inProgress.first(where: { $0.version == version }) {
+                        label.append(progress.fractionDone.map { "\(Int($0 * 100))% done" } ?? "\(progress.done) done")
+                    }
+                    if deferred.contains(version) { label.append("(deferred)") }
+                }
+                var node = "    \(quoted(step.id.description))"
+                if label.count > 1 {
+                    let text = "\"" + label.map { $0.escapingASCII("\\\"", with: "\\") }.joined(separator: "\\n") + "\""
+                    node += " [label=\(text)\(label.last == "(deferred)" ? ", style=dashed" : "")]"
+                }
+                lines.append(node + ";")
+            }
             lines.append("  }")
         }
         for step in steps {

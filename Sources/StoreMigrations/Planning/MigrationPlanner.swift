@@ -23,7 +23,10 @@ struct PlanningInput: Sendable {
 /// which a run reads once, are derived when a run asks for them, so that `plan()`, which needs
 /// neither, does not make them.
 struct ExecutablePlan: Sendable {
-    let plan: MigrationPlan
+    var plan: MigrationPlan
+    /// By plan index, whether a launch leaves the step for the background; empty when none is
+    /// (see ``Deferral``).
+    var stepDeferred: [Bool] = []
     /// Each step's manager, by plan index.
     let stepManagers: StepNumbers
     /// Each step's position among its manager's versions, by plan index; -1 for steps that are
@@ -521,7 +524,8 @@ enum MigrationPlanner {
                 firstLaunch: starts[index].firstLaunch, newerStore: starts[index].newerStore,
                 pending: pending[index],
                 late: starts[index].late.map { manager.versions[$0] }, latePolicy: inputs[index].latePolicy,
-                ahead: Array(manager.versions[graph.aheadStart[index]...]))
+                ahead: Array(manager.versions[graph.aheadStart[index]...]),
+                inProgress: record.inProgress.filter { progress in pending[index].contains(progress.version) })
         }
         let plan = MigrationPlan(appVersion: graph.appVersion, managers: managerPlans, steps: plannedSteps, diagnostics: diagnostics)
         return ExecutablePlan(

@@ -22,12 +22,55 @@ public struct MigrationRecord: Sendable, Hashable, Codable, CustomStringConverti
     public var baseline: Version?
     /// The app version the manager's app-version-change hook last ran for, or `nil`.
     public var appVersion: Version?
+    /// The resumable migrations that have committed batches but are not applied yet, ascending
+    /// by version.
+    public private(set) var inProgress: [StepProgress]
 
     /// Creates a record; `applied` may come in any order and is sorted, duplicates dropped.
-    public init(applied: [AppliedMigration] = [], baseline: Version? = nil, appVersion: Version? = nil) {
+    public init(
+        applied: [AppliedMigration] = [], baseline: Version? = nil, appVersion: Version? = nil,
+        inProgress: [StepProgress] = []
+    ) {
         self.applied = Self.ascendingOnce(applied)
         self.baseline = baseline
         self.appVersion = appVersion
+        self.inProgress = inProgress.sorted { $0.version < $1.version }
+    }
+
+    private enum CodingKeys: String, CodingKey { case applied, baseline, appVersion, inProgress }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(
+            applied: try container.decode([AppliedMigration].self, forKey: .applied),
+            baseline: try container.decodeIfPresent(Version.self, forKey: .baseline),
+            appVersion: try container.decodeIfPresent(Version.self, forKey: .appVersion),
+            // Absent from records encoded before migrations could be resumable.
+            inProgress: try container.decodeIfPresent([StepProgress].self, forKey: .inProgress) ?? [])
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(applied, forKey: .applied)
+        try container.encodeIfPresent(baseline, forKey: .baseline)
+        try container.encodeIfPresent(appVersion, forKey: .appVersion)
+        if !inProgress.isEmpty { try container.encode(inProgress, forKey: .inProgress) }
+    }
+
+    /// How far the resumable migration `version` has got, when it has committed batches and is
+    /// not applied yet.
+    public func progress(of version: Version) -> StepProgress? {
+        inProgress.first { $0.version == version }
+    }
+
+    /// Records how far a resumable migration has got, replacing what was recorded for its version.
+    public mutating func setProgress(_ progress: StepProgress) {
+        if let index = inProgress.firstIndex(where: { $0.version == progress.version }) {
+            inProgress[index] = progress
+        } else {
+            inProgress.append(progress)
+            inProgress.sort { $0.version < $1.version }
+        }
     }
 
     /// `applied` sorted by version, each version once (its first entry in sort order kept).
@@ -59,7 +102,7 @@ public struct MigrationRecord: Sendable, Hashable, Codable, CustomStringConverti
     }
 
     /// Whether nothing is recorded.
-    public var isEmpty: Bool { applied.isEmpty && baseline == nil && appVersion == nil }
+    public var isEmpty: Bool { applied.isEmpty && baseline == nil && appVersion == nil && inProgress.isEmpty }
 
     /// Whether `version` is applied: in ``applied``, or at or below ``baseline``.
     public func isApplied(_ version: Version) -> Bool {
@@ -70,8 +113,10 @@ public struct MigrationRecord: Sendable, Hashable, Codable, CustomStringConverti
     /// The versions in ``applied``, ascending (the baseline mark is not among them).
     public var appliedVersions: [Version] { applied.map(\.version) }
 
-    /// Records `version` as applied; a version already in the set keeps its first entry.
+    /// Records `version` as applied; a version already in the set keeps its first entry. Its
+    /// progress, if it was resumable, is done with.
     public mutating func markApplied(_ version: Version, at date: Date? = nil, duration: TimeInterval? = nil) {
+        if !inProgress.isEmpty { inProgress.removeAll { $0.version == version } }
         let position = insertionPoint(of: version)
         guard position == applied.count || applied[position].version != version else { return }
         applied.insert(AppliedMigration(version: version, appliedAt: date, duration: duration), at: position)
@@ -82,6 +127,7 @@ public struct MigrationRecord: Sendable, Hashable, Codable, CustomStringConverti
         if let baseline { parts.append("baseline \(baseline)") }
         if !applied.isEmpty { parts.append("applied " + applied.map(\.version.description).joined(separator: ", ")) }
         if let appVersion { parts.append("app version \(appVersion)") }
+        if !inProgress.isEmpty { parts.append("in progress " + inProgress.map(\.description).joined(separator: ", ")) }
         return parts.joined(separator: "; ")
     }
 

@@ -25,6 +25,7 @@ struct RecordFileCodec {
         static let baseline = "baseline"
         static let applied = "applied"
         static let appVersion = "appVersion"
+        static let inProgress = "inProgress"
     }
 
     /// Every manager's entry as read, unknown fields included.
@@ -73,6 +74,7 @@ struct RecordFileCodec {
             entry[Field.baseline] = record.baseline?.description
             entry[Field.applied] = record.appliedVersions.map(\.description)
             entry[Field.appVersion] = record.appVersion?.description
+            entry[Field.inProgress] = StoredProgress.objects(record.inProgress)
             entries[manager] = entry
         }
         records = newRecords
@@ -98,6 +100,13 @@ struct RecordFileCodec {
                 for index in objects.indices {
                     stored.applied.append(AppliedMigration(version: try parse(objects[index], field: Field.applied, of: manager)))
                 }
+            }
+        }
+        if let progress = entry[Field.inProgress] {
+            do {
+                stored.inProgress = try StoredProgress.list(from: progress)
+            } catch {
+                throw Invalid(manager: manager, reason: "has an \"\(Field.inProgress)\" that is malformed: \(error.reason)")
             }
         }
         return MigrationRecord(decoding: stored)

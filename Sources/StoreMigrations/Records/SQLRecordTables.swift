@@ -63,12 +63,14 @@ package struct SQLRecordTables: Sendable {
         self.dialect = dialect
     }
 
-    /// The statements that create both tables where they are missing.
+    /// The statements that create both tables where they are missing. A levels table made by a
+    /// release before resumable migrations lacks `progress`: each store adds it (SQLite cannot
+    /// say `ADD COLUMN IF NOT EXISTS`).
     package var createStatements: [String] {
         [
             """
             CREATE TABLE IF NOT EXISTS \(levels)(
-                manager text PRIMARY KEY NOT NULL, level text, app_version text, baseline text)
+                manager text PRIMARY KEY NOT NULL, level text, app_version text, baseline text, progress text)
             """,
             """
             CREATE TABLE IF NOT EXISTS \(history)(
@@ -96,11 +98,15 @@ package struct SQLRecordTables: Sendable {
             guard previous != record else { continue }
             try connection.executeRecordStatement(
                 """
-                INSERT INTO \(levels)(manager, level, app_version, baseline) VALUES (\(p(1)), \(p(2)), \(p(3)), \(p(4)))
-                ON CONFLICT (manager) DO UPDATE SET
-                    level = excluded.level, app_version = excluded.app_version, baseline = excluded.baseline
+                INSERT INTO \(levels)(manager, level, app_version, baseline, progress)
+                VALUES (\(p(1)), \(p(2)), \(p(3)), \(p(4)), \(p(5)))
+                ON CONFLICT (manager) DO UPDATE SET level = excluded.level, app_version = excluded.app_version,
+                    baseline = excluded.baseline, progress = excluded.progress
                 """,
-                [.text(manager), SQLRecordValue(record.level), SQLRecordValue(record.appVersion), SQLRecordValue(record.baseline)])
+                [
+                    .text(manager), SQLRecordValue(record.level), SQLRecordValue(record.appVersion),
+                    SQLRecordValue(record.baseline), StoredProgress.json(record.inProgress).map { .text($0) } ?? .null,
+                ])
             let (removed, added) = Self.difference(from: previous.applied, to: record.applied)
             for migration in removed {
                 try connection.executeRecordStatement(

@@ -15,12 +15,18 @@ package struct StoredRecord: Sendable, Hashable {
     /// The migrations applied, in the order they were recorded; empty for a store written before
     /// records held sets.
     package var applied: [AppliedMigration]
+    /// The resumable migrations' progress.
+    package var inProgress: [StepProgress]
 
-    package init(level: Version? = nil, baseline: Version? = nil, appVersion: Version? = nil, applied: [AppliedMigration] = []) {
+    package init(
+        level: Version? = nil, baseline: Version? = nil, appVersion: Version? = nil, applied: [AppliedMigration] = [],
+        inProgress: [StepProgress] = []
+    ) {
         self.level = level
         self.baseline = baseline
         self.appVersion = appVersion
         self.applied = applied
+        self.inProgress = inProgress
     }
 }
 
@@ -32,10 +38,15 @@ extension MigrationRecord {
     /// - A level above what the applied set and the baseline give (an older release, which
     ///   writes only the level, migrated the store after a newer one) raises the baseline to it.
     /// - Of two entries for one version, the first recorded is kept.
+    /// - The progress of a migration that counts as applied is stale (an older release, which
+    ///   knows no progress, applied it by its level) and dropped.
     package init(decoding stored: StoredRecord) {
         self.init(applied: stored.applied, baseline: stored.baseline, appVersion: stored.appVersion)
         if let level = stored.level, self.level.map({ level > $0 }) ?? true {
             baseline = level
+        }
+        for progress in stored.inProgress where !isApplied(progress.version) {
+            setProgress(progress)
         }
     }
 }

@@ -15,6 +15,9 @@ final class Scheduler<Success: Sendable>: @unchecked Sendable {
     /// How a step ended.
     enum Outcome: Sendable {
         case succeeded(Success)
+        /// The step stopped short without failing (work left for later): its dependents are
+        /// skipped, and independent work goes on whatever the failure policy.
+        case postponed(Success)
         case failed(any Error)
         case skipped(because: Int)
         case cancelled

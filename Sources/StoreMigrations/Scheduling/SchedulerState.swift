@@ -50,6 +50,8 @@ struct SchedulerState<Success: Sendable> {
         case .failed:
             skipDependents(of: step, &actions)
             if failurePolicy == .stopOnFirstFailure { stop(&actions) }
+        case .postponed:
+            skipDependents(of: step, &actions)
         case .cancelled:
             stop(&actions)
         case .succeeded, .skipped:

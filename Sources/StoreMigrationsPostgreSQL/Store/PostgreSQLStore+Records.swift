@@ -19,13 +19,18 @@ extension PostgreSQLStore {
         var statements: [String] = []
         if schema != "public" { statements.append("CREATE SCHEMA IF NOT EXISTS \(PostgreSQLConnection.quoted(schema))") }
         statements += recordTables.createStatements
+        statements.append("ALTER TABLE \(qualified(Self.levelsTable)) ADD COLUMN IF NOT EXISTS progress text")
         try db.execute(statements.joined(separator: ";\n"))
     }
 
     /// Every manager's record, in one round trip; inside the caller's transaction, or (`snapshot`)
     /// in a read-only repeatable-read transaction of its own.
-    func records(in db: PostgreSQLConnection, hasHistory: Bool = true, snapshot: Bool = false) throws -> [String: MigrationRecord] {
-        var statements = ["SELECT manager, level, app_version, baseline FROM \(qualified(Self.levelsTable))"]
+    func records(
+        in db: PostgreSQLConnection, hasHistory: Bool = true, hasProgress: Bool = true, snapshot: Bool = false
+    ) throws -> [String: MigrationRecord] {
+        var statements = [
+            "SELECT manager, level, app_version, baseline, \(hasProgress ? "progress" : "NULL") FROM \(qualified(Self.levelsTable))"
+        ]
         // The whole history, every time: a copy kept between reads could miss a row changed in
         // place by another program, and the step executor trusts this read.
         if hasHistory {
@@ -51,7 +56,8 @@ extension PostgreSQLStore {
             stored[manager] = StoredRecord(
                 level: try version(row[1], column: "level", of: manager),
                 baseline: try version(row[3], column: "baseline", of: manager),
-                appVersion: try version(row[2], column: "app_version", of: manager))
+                appVersion: try version(row[2], column: "app_version", of: manager),
+                inProgress: try progress(row[4], of: manager))
         }
         if hasHistory {
             for row in results[offset + 1] {
@@ -83,6 +89,22 @@ extension PostgreSQLStore {
             kind: .foreignStoreTable(table: "\(schema).\(table)"), sqlState: error.sqlState,
             message: "\(error.message); its columns are \(columns.joined(separator: ", "))",
             detail: error.detail, hint: error.hint, sql: error.sql, store: description)
+    }
+
+    private func progress(_ value: PostgreSQLValue, of manager: String) throws -> [StepProgress] {
+        switch value {
+        case .null: return []
+        case .text(let text):
+            do {
+                return try StoredProgress.list(fromJSON: text)
+            } catch {
+                throw MigrationError.unreadableState(
+                    manager: manager, store: description, reason: "its progress in table \(Self.levelsTable): \(error)")
+            }
+        default:
+            throw MigrationError.unreadableState(
+                manager: manager, store: description, reason: "its progress in table \(Self.levelsTable) is \(value), not text")
+        }
     }
 
     private func version(_ value: PostgreSQLValue, column: String, of manager: String) throws -> Version? {

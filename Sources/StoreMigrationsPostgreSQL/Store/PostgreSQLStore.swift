@@ -208,23 +208,21 @@ public final class PostgreSQLStore: MigrationStore, @unchecked Sendable {
     public func readRecords() throws -> [String: MigrationRecord] {
         try withConnection { db in
             guard !db.isInTransaction else { return try records(in: db) }
-            // One round trip when the tables exist (every launch but the first): read straight
-            // away, and ask which tables exist only when a table is missing.
-            do {
-                return try records(in: db, snapshot: true)
-            } catch let error as PostgreSQLError where error.sqlState == "42P01" {
-                abandon(db)
-            } catch {
-                abandon(db)
-                throw error
-            }
-            let tables = try db.query(
-                "SELECT to_regclass($1) IS NOT NULL, to_regclass($2) IS NOT NULL",
+            // The catalog first, so that reading a table that is not there (a first deployment,
+            // or an older release's levels table without `progress`) leaves no ERROR line in
+            // the server's log for operators to be alerted by.
+            let catalog = try db.query(
+                """
+                SELECT to_regclass($1) IS NOT NULL, to_regclass($2) IS NOT NULL,
+                    EXISTS (SELECT 1 FROM pg_attribute
+                            WHERE attrelid = to_regclass($1) AND attname = 'progress' AND NOT attisdropped)
+                """,
                 [.text(qualified(Self.levelsTable)), .text(qualified(Self.historyTable))])
-            guard let row = tables.first, try row[0] as Bool else { return [:] }
+            guard let row = catalog.first, try row[0] as Bool else { return [:] }
             let hasHistory: Bool = try row[1]
+            let hasProgress: Bool = try row[2]
             do {
-                return try records(in: db, hasHistory: hasHistory, snapshot: true)
+                return try records(in: db, hasHistory: hasHistory, hasProgress: hasProgress, snapshot: true)
             } catch {
                 abandon(db)
                 throw error

@@ -512,20 +512,30 @@ public final class SQLiteStore: MigrationStore, @unchecked Sendable {
         try db.execute(Self.recordTables.createStatements.joined(separator: ";\n"))
     }
 
-    /// Gives a levels table written before records held sets its `baseline` column, each
-    /// manager's level becoming its baseline mark (everything at or below it was applied).
+    /// Gives a levels table written by an earlier release the columns this one writes: a table
+    /// written before records held sets gets its `baseline` column, each manager's level becoming
+    /// its baseline mark (everything at or below it was applied); one written before migrations
+    /// could be resumable gets its `progress` column.
     private func upgradeStoreTables(_ db: Database) throws {
-        guard try !hasBaselineColumn(db) else { return }
-        try db.execute(
-            """
-            ALTER TABLE \(Self.levelsTable) ADD COLUMN baseline TEXT;
-            UPDATE \(Self.levelsTable) SET baseline = level;
-            """)
+        let columns = try levelsColumns(db)
+        if !columns.baseline {
+            try db.execute(
+                """
+                ALTER TABLE \(Self.levelsTable) ADD COLUMN baseline TEXT;
+                UPDATE \(Self.levelsTable) SET baseline = level;
+                """)
+        }
+        if !columns.progress { try db.execute("ALTER TABLE \(Self.levelsTable) ADD COLUMN progress TEXT") }
     }
 
-    private func hasBaselineColumn(_ db: Database) throws -> Bool {
-        try db.scalar(
-            "SELECT count(*) FROM pragma_table_info('\(Self.levelsTable)') WHERE name = 'baseline'", as: Int.self) == 1
+    /// Whether the levels table has the columns later releases added.
+    private func levelsColumns(_ db: Database) throws -> (baseline: Bool, progress: Bool) {
+        var columns = (baseline: false, progress: false)
+        try db.forEachRow("SELECT name FROM pragma_table_info('\(Self.levelsTable)') WHERE name IN ('baseline', 'progress')") { row in
+            let name: String = try row[0]
+            if name == "baseline" { columns.baseline = true } else { columns.progress = true }
+        }
+        return columns
     }
 
     /// Every manager's record: the levels table gives the level, baseline and app version, the
@@ -545,30 +555,32 @@ public final class SQLiteStore: MigrationStore, @unchecked Sendable {
         }
         return try reading(db) {
             guard try db.tableExists(Self.levelsTable) else { return [:] }
+            let columns = try levelsColumns(db)
             let sql = Self.recordsQuery(
-                baselineColumn: try hasBaselineColumn(db) ? "baseline" : "level", history: try db.tableExists(Self.historyTable))
+                baselineColumn: columns.baseline ? "baseline" : "level", progressColumn: columns.progress ? "progress" : "NULL",
+                history: try db.tableExists(Self.historyTable))
             return try records(from: RecordQuery.compiling(sql, in: db), in: db)
         }
     }
 
-    /// The history rows, then the levels rows, in five columns: `manager`, `version` or `level`,
-    /// `applied_at` or `app_version`, `duration_seconds` or the baseline, and `id`, `NULL` in a
-    /// levels row. History comes first so that the columns are named after it, as the errors of
+    /// The history rows, then the levels rows, in six columns: `manager`, `version` or `level`,
+    /// `applied_at` or `app_version`, `duration_seconds` or the baseline, `id` (`NULL` in a
+    /// levels row), and `NULL` or the levels row's `progress`. History comes first so that the columns are named after it, as the errors of
     /// ``RecordQuery/Cursor`` name them: of a levels row, only `manager` is read that way.
     ///
     /// No `ORDER BY`: ordering a compound statement sorts it in a temporary b-tree, which cost
     /// 47,000 instructions a launch (compiling the statement costs 66,000). A table is scanned in
     /// `id` order anyway; `records(from:in:)` orders what arrives otherwise (an index covering
     /// the columns, `PRAGMA reverse_unordered_selects`).
-    private static func recordsQuery(baselineColumn: String, history: Bool) -> String {
-        let levels = "SELECT manager, level, app_version, \(baselineColumn), NULL FROM \(levelsTable)"
+    private static func recordsQuery(baselineColumn: String, progressColumn: String, history: Bool) -> String {
+        let levels = "SELECT manager, level, app_version, \(baselineColumn), NULL, \(progressColumn) FROM \(levelsTable)"
         guard history else { return levels }
-        return "SELECT manager, version, applied_at, duration_seconds, id FROM \(historyTable) UNION ALL " + levels
+        return "SELECT manager, version, applied_at, duration_seconds, id, NULL FROM \(historyTable) UNION ALL " + levels
     }
 
     /// The statement for both tables as this release writes them, built once rather than on
     /// every launch.
-    private static let currentRecordsQuery = recordsQuery(baselineColumn: "baseline", history: true)
+    private static let currentRecordsQuery = recordsQuery(baselineColumn: "baseline", progressColumn: "progress", history: true)
 
     private static let historyVersionColumn = "version in \(historyTable)"
 
@@ -593,7 +605,8 @@ public final class SQLiteStore: MigrationStore, @unchecked Sendable {
                 levelRows[manager] = StoredRecord(
                     level: try version(row.value(1), column: "level", of: manager),
                     baseline: try version(row.value(3), column: "baseline", of: manager),
-                    appVersion: try version(row.value(2), column: "app_version", of: manager))
+                    appVersion: try version(row.value(2), column: "app_version", of: manager),
+                    inProgress: try progress(row.value(5), of: manager))
                 continue
             }
             let manager: String
@@ -662,6 +675,22 @@ public final class SQLiteStore: MigrationStore, @unchecked Sendable {
         if db.isInTransaction {
             connection = nil
             settingsQuery = nil
+        }
+    }
+
+    private func progress(_ value: DatabaseValue, of manager: String) throws -> [StepProgress] {
+        switch value {
+        case .null: return []
+        case .text(let text):
+            do {
+                return try StoredProgress.list(fromJSON: text)
+            } catch {
+                throw MigrationError.unreadableState(
+                    manager: manager, store: description, reason: "its progress in table \(Self.levelsTable): \(error)")
+            }
+        default:
+            throw MigrationError.unreadableState(
+                manager: manager, store: description, reason: "its progress in table \(Self.levelsTable) is \(value), not text")
         }
     }
 

@@ -168,6 +168,8 @@ struct CrashRunner {
             case .failed: outcome = "failed"
             case .skipped: outcome = "skipped"
             case .cancelled: outcome = "cancelled"
+            case .inProgress: outcome = "inProgress"
+            case .deferred: outcome = "deferred"
             }
             lines.append("step \(step.step.id) \(outcome)")
         }

@@ -68,6 +68,8 @@ struct ReplicaRunner {
             case .failed: outcome = "failed"
             case .skipped: outcome = "skipped"
             case .cancelled: outcome = "cancelled"
+            case .inProgress: outcome = "inProgress"
+            case .deferred: outcome = "deferred"
             }
             lines.append("step \(step.step.id) \(outcome)")
         }

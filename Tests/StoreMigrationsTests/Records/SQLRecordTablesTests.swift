@@ -41,7 +41,7 @@ import TestSupport
         let new = ["library": MigrationRecord(applied: Self.applied("1", "2", "3"))]
         try Self.postgreSQL.write(new, over: old, through: log)
         #expect(log.statements == [
-            "INSERT INTO s.levels(manager, level, app_version, baseline) VALUES ($1, $2, $3, $4) 'library', '3', NULL, NULL",
+            "INSERT INTO s.levels(manager, level, app_version, baseline, progress) 'library', '3', NULL, NULL, NULL",
             "INSERT INTO s.history(manager, version, applied_at, duration_seconds) 'library', '3', <real>, <real>",
         ])
     }
@@ -59,10 +59,23 @@ import TestSupport
             ["m": MigrationRecord(applied: Self.applied("1", "3", "4"), appVersion: "2.0")],
             over: ["m": MigrationRecord(applied: Self.applied("1", "2", "3"))], through: log)
         #expect(log.statements == [
-            "INSERT INTO levels(manager, level, app_version, baseline) VALUES (?, ?, ?, ?) 'm', '4', '2.0', NULL",
+            "INSERT INTO levels(manager, level, app_version, baseline, progress) 'm', '4', '2.0', NULL, NULL",
             "DELETE FROM history WHERE manager = ? AND version = ? 'm', '2'",
             "INSERT INTO history(manager, version, applied_at, duration_seconds) 'm', '4', <real>, <real>",
         ])
+    }
+
+    @Test func progressIsWrittenAsJSONWithTheLevelsRow() throws {
+        let log = StatementLog()
+        var record = MigrationRecord(applied: Self.applied("1"))
+        record.setProgress(StepProgress(version: "2", cursor: "rowid 40", done: 40, total: 100, batches: 2, elapsed: 0.5))
+        try Self.sqlite.write(["m": record], over: ["m": MigrationRecord(applied: Self.applied("1"))], through: log)
+        #expect(log.statements == [
+            "INSERT INTO levels(manager, level, app_version, baseline, progress) 'm', '1', NULL, NULL, "
+                + #"'[{"batches":2,"cursor":"rowid 40","done":40,"elapsed":0.5,"total":100,"version":"2"}]'"#
+        ])
+        #expect(try StoredProgress.list(fromJSON: #"[{"batches":2,"cursor":"rowid 40","done":40,"elapsed":0.5,"total":100,"version":"2"}]"#)
+            == record.inProgress)
     }
 
     @Test func theDifferenceWalksBothSortedSetsOnce() {
@@ -74,7 +87,7 @@ import TestSupport
 
     @Test func bothDialectsCreateTheSameTwoTables() {
         #expect(Self.sqlite.createStatements.map { $0.split(separator: "\n")[1] }
-            == ["    manager text PRIMARY KEY NOT NULL, level text, app_version text, baseline text)",
+            == ["    manager text PRIMARY KEY NOT NULL, level text, app_version text, baseline text, progress text)",
                 "    id INTEGER PRIMARY KEY, manager text NOT NULL, version text NOT NULL,"])
         #expect(Self.postgreSQL.createStatements[1].contains("id bigserial PRIMARY KEY")
             && Self.postgreSQL.createStatements[1].contains("applied_at timestamptz NOT NULL"))

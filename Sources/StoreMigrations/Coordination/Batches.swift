@@ -1,0 +1,70 @@
+/// What one batch of a resumable migration is asked to do; see
+/// ``MigrationManager/registerResumable(_:dependsOn:batchSize:deferred:_:)``.
+///
+/// A batch processes at most ``limit`` units (rows, files, items) after ``cursor``, and says
+/// where the next batch starts. Its writes and the new cursor commit together, in one
+/// transaction of the store: a kill at any moment loses at most the batch in flight, which the
+/// next launch does again from the same cursor.
+public struct BatchRequest: Sendable, Hashable {
+    /// Where to start: what the last committed batch returned, `nil` for the first batch.
+    public let cursor: String?
+    /// At most how many units to process, adapted to the migration's ``BatchSize``.
+    public let limit: Int
+    /// How many units the committed batches processed.
+    public let done: Int
+    /// The total an earlier batch reported, if any.
+    public let total: Int?
+
+    /// Creates a request, as the coordinator makes it for each batch.
+    public init(cursor: String?, limit: Int, done: Int = 0, total: Int? = nil) {
+        self.cursor = cursor
+        self.limit = limit
+        self.done = done
+        self.total = total
+    }
+}
+
+/// How a batch of a resumable migration ended.
+public enum BatchResult: Sendable, Hashable {
+    /// `processed` units are done; the next batch starts after `cursor`. `total`, when the body
+    /// knows it, is how many units there are in all (shown in plans and progress).
+    case more(cursor: String, processed: Int, total: Int? = nil)
+    /// The migration is complete: it is recorded applied with this batch.
+    case finished(processed: Int)
+}
+
+/// How many units the batches of a resumable migration process.
+///
+/// ```swift
+/// library.registerResumable("2.0", batchSize: .fixed(500)) { db, batch in … }
+/// ```
+public enum BatchSize: Sendable, Hashable {
+    /// Batches sized so that each one's work takes about `duration`, measured and adapted after
+    /// every batch; the first batch processes `initial` units.
+    case timeTarget(Duration, initial: Int)
+    /// Always `units` per batch.
+    case fixed(Int)
+
+    /// About 250 ms of work per commit: short enough for a kill, a budget or a pause to lose
+    /// little, long enough that commits cost little beside the work.
+    public static let automatic = BatchSize.timeTarget(.milliseconds(250), initial: 200)
+
+    /// The first batch's size.
+    var initialLimit: Int {
+        switch self {
+        case .timeTarget(_, let initial): return max(1, initial)
+        case .fixed(let units): return max(1, units)
+        }
+    }
+
+    /// The next batch's size, after one of `limit` units processed `processed` in `seconds`:
+    /// the rate measured, times the target, growing at most fourfold a batch so that one fast
+    /// batch (rows the condition skipped) cannot make the next one huge.
+    func nextLimit(after limit: Int, processed: Int, seconds: Double) -> Int {
+        guard case .timeTarget(let target, _) = self else { return limit }
+        guard processed > 0, seconds > 0 else { return min(limit * 4, 1 << 24) }
+        let targetSeconds = Double(target.components.seconds) + Double(target.components.attoseconds) / 1e18
+        let next = Double(processed) / seconds * targetSeconds
+        return max(1, min(Int(next), limit * 4, 1 << 24))
+    }
+}

@@ -1,0 +1,34 @@
+/// Which steps of a plan a launch leaves for the background: the migrations registered
+/// deferred, and, by ``DependentsOfDeferredPolicy``, the steps that depend on them. Either way no
+/// step that runs at launch depends on one that does not.
+enum Deferral {
+    /// Marks `executable`'s deferred steps; `registered[manager][position]` says whether a
+    /// migration was registered deferred. O(V + E).
+    static func apply(to executable: inout ExecutablePlan, registered: [[Bool]], policy: DependentsOfDeferredPolicy) {
+        let steps = executable.plan.steps
+        var deferred = steps.indices.map { index in
+            steps[index].action == .migrate && registered[executable.stepManagers[index]][executable.stepPositions[index]]
+        }
+        guard deferred.contains(true) else { return }
+        var predecessors = [[Int]](repeating: [], count: steps.count)
+        for (from, to) in zip(executable.edgeFrom, executable.edgeTo) { predecessors[to].append(from) }
+        // Plan order is topological: a step's predecessors are decided before it, and, walking
+        // backwards, its successors before it.
+        switch policy {
+        case .wait:
+            for index in steps.indices where !deferred[index] {
+                deferred[index] = predecessors[index].contains { deferred[$0] }
+            }
+        case .finishInline:
+            for index in steps.indices.reversed() where !deferred[index] {
+                for predecessor in predecessors[index] { deferred[predecessor] = false }
+            }
+        }
+        executable.stepDeferred = deferred
+        var byManager = [[Version]](repeating: [], count: executable.plan.managers.count)
+        for index in steps.indices where deferred[index] && steps[index].action == .migrate {
+            byManager[executable.stepManagers[index]].append(steps[index].version!)
+        }
+        executable.plan.setDeferred(byManager)
+    }
+}
