@@ -347,7 +347,7 @@ public final class MigrationCoordinator: @unchecked Sendable {
     }
 }
 
-/// A run started by ``MigrationCoordinator/run(targets:queue:completion:)``: its progress, and a way to
+/// A run started by ``MigrationCoordinator/run(targets:launchBudget:queue:completion:)``: its progress, and a way to
 /// cancel it.
 public final class MigrationRunHandle: @unchecked Sendable {
     // @unchecked: `run`, `cancelRequested`, `pauseRequested` and `result` are only touched with

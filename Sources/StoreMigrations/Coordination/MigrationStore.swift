@@ -40,7 +40,7 @@ public protocol MigrationStore<Content>: AnyObject, Sendable, CustomStringConver
     associatedtype Content
 
     /// The storage the store stands for. Managers on two store objects with one identity (two
-    /// ``SQLiteStore`` objects for one file, say) are scheduled as one store: never two steps at
+    /// `SQLiteStore` objects for one file, say) are scheduled as one store: never two steps at
     /// once. Defaults to the object itself; file stores name the file (``StoreIdentity/file(_:)``).
     var identity: StoreIdentity { get }
 

@@ -18,7 +18,7 @@ import StoreMigrations
 /// body must not end that transaction itself (`COMMIT`, `ROLLBACK`): the step then fails with
 /// ``PostgreSQLError/Kind-swift.enum/misuse``. Statements that refuse to run in a transaction
 /// (`CREATE INDEX CONCURRENTLY`, `VACUUM`) belong to steps registered with
-/// ``TransactionMode/none``.
+/// ``/StoreMigrations/TransactionMode/none``.
 ///
 /// Parameters are written `$1`, `$2`, … and passed as ``PostgreSQLValue``s (literals work).
 /// Every error is a ``PostgreSQLError`` with the server's SQLSTATE, message, detail and hint,

@@ -16,7 +16,7 @@ import StoreMigrations
 /// ```
 ///
 /// When a step fails, its transaction is rolled back: the data, the schema and the records are
-/// as they were before the step (a ``TransactionMode/none`` step's body may have run in part).
+/// as they were before the step (a ``/StoreMigrations/TransactionMode/none`` step's body may have run in part).
 public struct PostgreSQLError: Error, Sendable, Hashable, CustomStringConvertible, LocalizedError {
     /// What went wrong.
     public enum Kind: Sendable, Hashable {

@@ -43,7 +43,7 @@ import StoreMigrations
 ///
 /// ## Non-transactional steps
 ///
-/// A migration registered with ``TransactionMode/none`` (for `CREATE INDEX CONCURRENTLY`,
+/// A migration registered with ``/StoreMigrations/TransactionMode/none`` (for `CREATE INDEX CONCURRENTLY`,
 /// `VACUUM`, `ALTER TYPE … ADD VALUE` before PostgreSQL 12) runs outside any transaction under
 /// the same key taken at session level (`pg_try_advisory_lock`, polled the same way; released
 /// with `pg_advisory_unlock`, or by the server when the session ends). Its record is written in
@@ -265,7 +265,7 @@ public final class PostgreSQLStore: MigrationStore, @unchecked Sendable {
         }
     }
 
-    /// Runs a ``TransactionMode/none`` step outside any transaction, holding the store's advisory
+    /// Runs a ``/StoreMigrations/TransactionMode/none`` step outside any transaction, holding the store's advisory
     /// lock at session level, and records it afterwards: at least once; see the type's discussion.
     public func withoutTransaction<T>(_ body: (inout [String: MigrationRecord], inout PostgreSQLConnection) throws -> T) throws -> T {
         try withoutTransaction(TransactionRequest(), body)

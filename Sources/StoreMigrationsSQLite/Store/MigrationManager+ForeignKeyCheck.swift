@@ -25,7 +25,7 @@ extension MigrationManager where Store == SQLiteStore {
         register(version, dependsOn: dependencies, body)
     }
 
-    /// Registers the migration to `version` with a body that receives its ``MigrationContext``,
+    /// Registers the migration to `version` with a body that receives its ``/StoreMigrations/MigrationContext``,
     /// run with a foreign-key check of its own, as the overload above.
     public func register(
         _ version: Version, dependsOn dependencies: [MigrationReference] = [],
