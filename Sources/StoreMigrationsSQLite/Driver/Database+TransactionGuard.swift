@@ -88,8 +88,12 @@ extension Database {
     /// transaction the store opened, so that no statement can commit while it runs; see
     /// ``TransactionGuard``. Throws ``SQLiteStoreError`` naming the statement that ended the
     /// transaction, whether `body` returned or threw, since the body's own error comes after it.
-    func guardingTransaction<T>(store: String, _ body: () throws -> T) throws -> T {
+    func guardingTransaction<T>(store: String, denyingSchemaChanges: Bool = false, _ body: () throws -> T) throws -> T {
         let guarding = TransactionGuard(store: store)
+        let deniedSchemaChanges = authorizer.deniesSchemaChanges
+        authorizer.deniesSchemaChanges = denyingSchemaChanges
+        authorizer.denied = nil
+        defer { authorizer.deniesSchemaChanges = deniedSchemaChanges }
         let outer = transactionGuard
         transactionGuard = guarding
         // Any non-zero return turns the commit into a rollback.
@@ -104,6 +108,10 @@ extension Database {
         } catch {
             try guarding.checkOpen()
             try guarding.statementDone(Self.unseenStatement, on: handle)
+            if let error = error as? SQLiteError, error.code == SQLITE_AUTH, let denied = authorizer.denied,
+               Authorizer.changesSchema(denied) {
+                throw SQLiteStoreError(.schemaChangeInBatch(statement: error.sql ?? "?"), store: store)
+            }
             throw error
         }
         try guarding.checkOpen()

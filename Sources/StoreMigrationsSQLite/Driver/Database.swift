@@ -37,6 +37,9 @@ public final class Database {
     /// How many calls of ``denyingTransactionControl(_:)`` are running, since SQLite keeps one
     /// authorizer and a nested call must not remove the outer one's.
     private var transactionControlDenials = 0
+    /// What the authorizer refuses besides transaction control, and what it last refused; the
+    /// connection keeps it alive for SQLite, which holds it unretained.
+    let authorizer = Authorizer()
     /// Set while a body runs in the store's transaction: see ``TransactionGuard``.
     /// Read as every statement finishes, hence exempt from dynamic exclusivity checks: a
     /// connection is used by one thread at a time.
@@ -263,12 +266,18 @@ public final class Database {
 
     /// Runs `body` while SQL that would begin, commit or roll back a transaction is refused with
     /// `SQLITE_AUTH`, so that a migration body cannot commit half of its step behind the store's
-    /// back. Savepoints stay allowed.
+    /// back, and, when ``Authorizer/deniesSchemaChanges`` is set, SQL that would change the
+    /// schema too. Savepoints stay allowed.
     func denyingTransactionControl<T>(_ body: () throws -> T) rethrows -> T {
         if transactionControlDenials == 0 {
-            sqlite3_set_authorizer(handle, { _, action, _, _, _, _ in
-                action == SQLITE_TRANSACTION ? SQLITE_DENY : SQLITE_OK
-            }, nil)
+            sqlite3_set_authorizer(handle, { state, action, _, _, _, _ in
+                let authorizer = Unmanaged<Authorizer>.fromOpaque(state!).takeUnretainedValue()
+                guard action == SQLITE_TRANSACTION || (authorizer.deniesSchemaChanges && Authorizer.changesSchema(action)) else {
+                    return SQLITE_OK
+                }
+                authorizer.denied = action
+                return SQLITE_DENY
+            }, Unmanaged.passUnretained(authorizer).toOpaque())
         }
         transactionControlDenials += 1
         defer {
@@ -315,3 +324,24 @@ public final class Database {
 }
 
 extension Database: MigrationContextCarrier {}
+
+/// The state of a connection's authorizer, which SQLite's C callback reaches through its
+/// context pointer.
+final class Authorizer {
+    /// Whether statements that change the schema are refused (a batch of a resumable migration).
+    var deniesSchemaChanges = false
+    /// The action last refused, if any.
+    var denied: Int32?
+
+    /// Whether `action` creates, drops or alters a schema object other than a temporary one.
+    static func changesSchema(_ action: Int32) -> Bool {
+        switch action {
+        case SQLITE_CREATE_INDEX, SQLITE_CREATE_TABLE, SQLITE_CREATE_TRIGGER, SQLITE_CREATE_VIEW, SQLITE_CREATE_VTABLE,
+             SQLITE_DROP_INDEX, SQLITE_DROP_TABLE, SQLITE_DROP_TRIGGER, SQLITE_DROP_VIEW, SQLITE_DROP_VTABLE,
+             SQLITE_ALTER_TABLE:
+            return true
+        default:
+            return false
+        }
+    }
+}

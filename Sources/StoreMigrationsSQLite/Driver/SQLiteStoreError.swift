@@ -34,6 +34,10 @@ public struct SQLiteStoreError: Error, Sendable, Hashable, CustomStringConvertib
         /// A schema helper would break `dependent` (a trigger or a view), which reads `column` of
         /// `table`.
         case dependentSchemaObject(SchemaObject, column: String, table: String)
+        /// A batch of a resumable migration ran `statement`, which changes the schema: batches
+        /// must leave it alone, since a kill between two of them would leave the schema half
+        /// changed for the rest of the data.
+        case schemaChangeInBatch(statement: String)
     }
 
     /// A trigger or a view that depends on a column.
@@ -86,6 +90,10 @@ public struct SQLiteStoreError: Error, Sendable, Hashable, CustomStringConvertib
             return "\(during) on \(store) would break \(object), which reads column \"\(column)\" of "
                 + "table \"\(table)\". Nothing was changed. Drop or rewrite \(object) first, or pass "
                 + "dependents: .drop to the helper."
+        case let .schemaChangeInBatch(statement):
+            return "\(during) on \(store) ran `\(statement)` in a batch; batches of a resumable migration "
+                + "cannot change the schema, and the batch was rolled back. Make the change in an ordinary "
+                + "migration registered before it."
         }
     }
 

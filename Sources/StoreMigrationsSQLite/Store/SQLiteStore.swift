@@ -41,7 +41,7 @@ import StoreMigrations
 /// Transactional steps take no lock file: `BEGIN IMMEDIATE` already excludes writers in other
 /// processes, the records are read again inside that transaction, SQLite's locks die with their
 /// process, and a wait past ``busyTimeout`` (30 s by default, like the file stores' lock
-/// timeout) ends with ``SQLiteError/isBusy``. Steps registered with ``TransactionMode/none``
+/// timeout) ends with ``SQLiteError/isBusy``. Steps registered with ``/StoreMigrations/TransactionMode/none``
 /// take one; see ``withoutTransaction(_:)``.
 ///
 /// Planning only reads: ``readRecords()`` creates no file, switches no journal mode and leaves
@@ -241,7 +241,9 @@ public final class SQLiteStore: MigrationStore, @unchecked Sendable {
                 var records = before
                 // The body gets its own reference: reassigning it cannot swap the store's connection.
                 var content = db
-                let result = try db.guardingTransaction(store: description) { try body(&records, &content) }
+                let result = try db.guardingTransaction(store: description, denyingSchemaChanges: request.isBatch) {
+                    try body(&records, &content)
+                }
                 // A body that made the connection read-only must not keep its own step from being
                 // recorded; the connection is reopened after the step anyway (see `withConnection`).
                 if try db.pragmaFlag("query_only") { try db.setPragmaFlag("query_only", false) }
@@ -260,7 +262,7 @@ public final class SQLiteStore: MigrationStore, @unchecked Sendable {
         }
     }
 
-    /// Runs a migration registered with ``TransactionMode/none`` (`VACUUM`, say): `body` runs
+    /// Runs a migration registered with ``/StoreMigrations/TransactionMode/none`` (`VACUUM`, say): `body` runs
     /// outside any transaction, holding a `flock` on the file `<database>.migration-lock` beside
     /// the database for the length of the step, then the records it changed are written in a
     /// transaction of their own.

@@ -1,0 +1,30 @@
+import Foundation
+import StoreMigrations
+
+extension MigrationManager where Store == SQLiteStore {
+    /// Registers the migration to `version` as a resumable rewrite of the rows of `table`, in key
+    /// order, batch by batch: each batch's rows and the key of its last row commit together, so a
+    /// kill at any moment resumes after the last committed batch and every row is transformed
+    /// once, even by a `transform` that is not idempotent. See
+    /// ``/StoreMigrations/MigrationManager/registerResumable(_:dependsOn:batchSize:deferred:_:)`` for batches,
+    /// budgets and deferral, and ``Database/transformRows(in:columns:where:batchSize:_:)`` for
+    /// what `transform` may return.
+    ///
+    /// ```swift
+    /// library.register("2.0") { db in try db.addColumn("guid", type: .text, to: "event") }
+    /// library.registerResumable("2.0-1", transformingRowsOf: "event", columns: ["guid"], deferred: true) { _ in
+    ///     ["guid": .text(UUID().uuidString)]
+    /// }
+    /// ```
+    ///
+    /// The rows the condition selects are counted once, by the first batch, for progress.
+    public func registerResumable(
+        _ version: Version, dependsOn dependencies: [MigrationReference] = [], transformingRowsOf table: String,
+        columns: [String], where condition: String? = nil, batchSize: BatchSize = .automatic, deferred: Bool = false,
+        _ transform: @escaping @Sendable (Row) throws -> KeyValuePairs<String, DatabaseValue>?
+    ) {
+        registerResumable(version, dependsOn: dependencies, batchSize: batchSize, deferred: deferred) { db, batch in
+            try db.transformRows(in: table, columns: columns, where: condition, batch: batch, transform)
+        }
+    }
+}
