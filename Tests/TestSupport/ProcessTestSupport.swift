@@ -8,32 +8,37 @@ import Darwin
 import Glibc
 #endif
 
+/// Finds an executable that `swift test` builds beside the test bundle (every executable target
+/// of the package: the crash and replica runners, the demo), or the one the environment variable
+/// `override` names.
+package func builtExecutable(named name: String, override: String) throws -> URL {
+    var candidates: [URL] = []
+    if let path = ProcessInfo.processInfo.environment[override] { candidates.append(URL(fileURLWithPath: path)) }
+    // Linux runs the test bundle itself (`.build/debug/X.xctest`); Darwin runs a helper that
+    // loads `.build/debug/X.xctest/Contents/MacOS/X`. Either way the build folder is an ancestor.
+    for start in [Bundle.main.executableURL, Bundle.main.bundleURL] + Bundle.allBundles.map(\.bundleURL) {
+        var folder = start?.deletingLastPathComponent()
+        for _ in 0..<4 {
+            guard let current = folder else { break }
+            candidates.append(current.appendingPathComponent(name))
+            folder = current.deletingLastPathComponent()
+        }
+    }
+    guard let found = candidates.first(where: { FileManager.default.isExecutableFile(atPath: $0.path) }) else {
+        throw ProcessTestFailure(
+            "\(name) was not found beside the test bundle (looked at " + candidates.map(\.path).joined(separator: ", ")
+                + "); build it with `swift build` or name it in \(override)")
+    }
+    return found
+}
+
 /// The `CrashRunner` executable that `swift test` builds beside the test bundle.
 package struct CrashRunnerExecutable {
     package let url: URL
 
     /// Finds the executable in the build folder of the running tests; `CRASH_RUNNER` overrides.
     package init() throws {
-        let environment = ProcessInfo.processInfo.environment
-        var candidates: [URL] = []
-        if let path = environment["CRASH_RUNNER"] { candidates.append(URL(fileURLWithPath: path)) }
-        // Linux runs the test bundle itself (`.build/debug/X.xctest`); Darwin runs a helper that
-        // loads `.build/debug/X.xctest/Contents/MacOS/X`. Either way the build folder is an ancestor.
-        for start in [Bundle.main.executableURL, Bundle.main.bundleURL] + Bundle.allBundles.map(\.bundleURL) {
-            var folder = start?.deletingLastPathComponent()
-            for _ in 0..<4 {
-                guard let current = folder else { break }
-                candidates.append(current.appendingPathComponent("CrashRunner"))
-                folder = current.deletingLastPathComponent()
-            }
-        }
-        guard let found = candidates.first(where: { FileManager.default.isExecutableFile(atPath: $0.path) }) else {
-            throw ProcessTestFailure(
-                "CrashRunner was not found beside the test bundle (looked at "
-                    + candidates.map(\.path).joined(separator: ", ") + "); build it with `swift build` "
-                    + "or name it in CRASH_RUNNER")
-        }
-        url = found
+        url = try builtExecutable(named: "CrashRunner", override: "CRASH_RUNNER")
     }
 
     /// Starts the runner with `arguments`; its output goes to files in `logs`.

@@ -26,8 +26,8 @@ public final class MigrationManager<Store: MigrationStore>: @unchecked Sendable 
     ///
     /// Registering is inlinable, so that an app's calls are specialized for its store types:
     /// unspecialized, every append to `bodies` asked the runtime for the generic metadata of
-    /// `RegisteredBody` and of its array (hash-table lookups, about 1,000 instructions a call,
-    /// a fifth of an up-to-date launch).
+    /// `RegisteredBody` and of its array (hash-table lookups, a large part of an up-to-date
+    /// launch).
     @usableFromInline
     struct Registrations {
         @usableFromInline var versions: [Version] = []

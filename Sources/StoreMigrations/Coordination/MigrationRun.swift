@@ -126,7 +126,7 @@ final class MigrationRun: MigrationRunControl, Sendable {
 
     private func execute(_ index: Int) -> Scheduler<StepOutcome>.Result {
         // Events carry the planned step; without an observer it is not copied at all (a copy
-        // retains its dependency list, a cost the 100,000-step benchmark sees).
+        // retains its dependency list, a cost runs of many small steps show).
         let observer = self.observer
         if isCancelled {
             runProgress.finish(step: index)

@@ -42,8 +42,8 @@ package enum StepExecutor {
             }
             let startedAt = Date()
             let start = ContinuousClock.now
-            // Made only for a body or a content that asks for it: most steps never do, and the
-            // 100,000-step benchmark sees one allocation a step.
+            // Made only for a body or a content that asks for it: most steps never do, and an
+            // allocation a step shows in runs of many small steps.
             var made: MigrationContext?
             func context() -> MigrationContext {
                 if let made { return made }

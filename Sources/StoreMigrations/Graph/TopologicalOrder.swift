@@ -38,9 +38,6 @@ struct TopologicalOrder: Sendable {
         successorList[successorStart[node]..<successorStart[node + 1]]
     }
 
-    /// How many predecessors of `node` are not complete yet.
-    func remainingPredecessors(of node: Int) -> Int { remaining[node] }
-
     /// The nodes with no predecessors, ascending.
     var initiallyReady: [Int] { remaining.indices.filter { remaining[$0] == 0 } }
 

@@ -119,8 +119,8 @@ struct RecordFileCodec {
 
     private static func parse(_ object: Any, field: String, of manager: String) throws(Invalid) -> Version {
         // A Swift string, what JSONSerialization and the preferences' conversion give, is known
-        // by its type alone: the casts below cost a launch hundreds of instructions per applied
-        // version (asking whether a string is an NSNumber tries to bridge it).
+        // by its type alone: the casts below cost a launch dearly for every applied version
+        // (asking whether a string is an NSNumber tries to bridge it).
         if let text = swiftString(object) {
             return try parse(text: text, field: field, of: manager)
         }

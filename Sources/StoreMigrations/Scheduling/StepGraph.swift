@@ -1,6 +1,6 @@
 /// The steps of a run as the scheduler needs them: each step's store, and the order between
-/// steps. Built by the scheduler from plain arrays: it knows steps and stores by index, not what
-/// they are.
+/// steps. Built by the run from the plan's arrays: the scheduler knows steps and stores by index,
+/// not what they are.
 struct StepGraph: Sendable {
     /// The index of each step's store among the run's distinct stores.
     let stores: [Int]

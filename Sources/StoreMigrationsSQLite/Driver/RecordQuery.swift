@@ -125,8 +125,8 @@ final class RecordQuery {
 /// The Unix times of history rows' `applied_at`, as `(julianday(applied_at) - 2440587.5) * 86400.0`
 /// gives them.
 ///
-/// SQLite's `julianday()` cost a launch 108,000 instructions for 100 history rows, as much as
-/// the rest of SQLite's work on them: it parses any of the many forms SQLite knows. The store writes one form, `YYYY-MM-DDTHH:MM:SS.SSSZ`, so
+/// SQLite's `julianday()` cost a launch as much as the rest of SQLite's work on the history rows:
+/// it parses any of the many forms SQLite knows. The store writes one form, `YYYY-MM-DDTHH:MM:SS.SSSZ`, so
 /// that form is read here, with SQLite's arithmetic, to the same `Double`. Any other value
 /// (written by hand, another tool, an impossible date) is still given to `julianday()`.
 struct AppliedAtReader {

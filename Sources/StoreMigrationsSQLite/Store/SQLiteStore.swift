@@ -83,7 +83,7 @@ public final class SQLiteStore: MigrationStore, @unchecked Sendable {
 
     /// The database file.
     public let url: URL
-    /// `url.path`, which costs a launch 5,000 instructions each time `URL` works it out.
+    /// `url.path`, kept: `URL` works it out again on every call, which a launch would pay often.
     private let path: String
     /// How long a statement waits for another connection's lock before failing with
     /// ``SQLiteError/isBusy``: 30 seconds unless told otherwise, as long as the file stores wait
@@ -567,11 +567,12 @@ public final class SQLiteStore: MigrationStore, @unchecked Sendable {
 
     /// The history rows, then the levels rows, in six columns: `manager`, `version` or `level`,
     /// `applied_at` or `app_version`, `duration_seconds` or the baseline, `id` (`NULL` in a
-    /// levels row), and `NULL` or the levels row's `progress`. History comes first so that the columns are named after it, as the errors of
-    /// ``RecordQuery/Cursor`` name them: of a levels row, only `manager` is read that way.
+    /// levels row), and `NULL` or the levels row's `progress`. History comes first so that the
+    /// columns are named after it, as the errors of ``RecordQuery/Cursor`` name them: of a levels
+    /// row, only `manager` is read that way.
     ///
     /// No `ORDER BY`: ordering a compound statement sorts it in a temporary b-tree, which cost
-    /// 47,000 instructions a launch (compiling the statement costs 66,000). A table is scanned in
+    /// a launch almost as much as compiling the statement (Benchmarks/BENCHMARKS.md). A table is scanned in
     /// `id` order anyway; `records(from:in:)` orders what arrives otherwise (an index covering
     /// the columns, `PRAGMA reverse_unordered_selects`).
     private static func recordsQuery(baselineColumn: String, progressColumn: String, history: Bool) -> String {
@@ -586,11 +587,11 @@ public final class SQLiteStore: MigrationStore, @unchecked Sendable {
 
     private static let historyVersionColumn = "version in \(historyTable)"
 
-    /// The records `query` (a ``recordsQuery(baselineColumn:history:)``) reads.
+    /// The records `query` (a ``recordsQuery(baselineColumn:progressColumn:history:)``) reads.
     ///
     /// Each manager is looked up once per run of its history rows, which come one manager after
     /// another (the name compared in place), and once per levels row: hashing the name of every
-    /// history row cost a launch 25,000 instructions.
+    /// history row was a measurable part of a launch.
     private func records(from query: RecordQuery, in db: Database) throws -> [String: MigrationRecord] {
         var levelRows: [String: StoredRecord] = [:]
         var histories: [String: [HistoryRow]] = [:]
