@@ -29,6 +29,10 @@ public enum MigrationError: Error, Sendable, Hashable, CustomStringConvertible, 
     case cycle([MigrationReference])
     /// The app version carries a sub-migration number.
     case invalidAppVersion(Version)
+    /// A string literal given as a version is not one (see ``Version/isValid``): the app version
+    /// when `manager` is `nil`, else a version registered, depended on or given as a baseline for
+    /// that manager's migrations.
+    case invalidVersion(text: String, reason: String, manager: String?)
     /// A store's level for a manager is past the app version: a newer app wrote it.
     case storeIsNewer(manager: String, store: String, level: Version, appVersion: Version)
     /// The ``NewerStorePolicy/reset`` policy was chosen for a store that is not rebuildable.
@@ -94,6 +98,10 @@ public enum MigrationError: Error, Sendable, Hashable, CustomStringConvertible, 
         case let .invalidAppVersion(version):
             return "App version \(version) carries a sub-migration number; an app version is "
                 + "plain, such as \(version.base). Sub-migrations belong to migrations only."
+        case let .invalidVersion(text, reason, manager):
+            return (manager.map { "Version \(text.debugDescription) of manager \"\($0)\"" } ?? "App version \(text.debugDescription)")
+                + " is not a version: \(reason). Nothing was migrated. Correct the literal to dot-separated "
+                + "non-negative integers with an optional sub-migration number, such as \"2\", \"1.2.5\" or \"1.1-2\"."
         case let .storeIsNewer(manager, store, level, appVersion):
             return "Manager \"\(manager)\" on \(store) is at level \(level), past app version "
                 + "\(appVersion): a newer version of the app wrote it. Nothing was migrated. Update "
