@@ -1,7 +1,7 @@
 import Foundation
 
 /// One row of the results: the library's way against its baseline, timed on identical inputs.
-struct Measurement: Codable {
+struct Measurement: Encodable {
     let workload: String
     let metric: String
     let runs: Int
@@ -13,6 +13,25 @@ struct Measurement: Codable {
     var baselinePeakMiB: Double?
 
     var ratio: Double? { baselineMedian.map { libraryMedian / $0 } }
+
+    private enum CodingKeys: String, CodingKey {
+        case workload, metric, runs, libraryMedian, baselineMedian, ratio, target, libraryPeakMiB, baselinePeakMiB
+    }
+
+    /// Every field and the ratio the table prints, so that a reader of the JSON compares
+    /// results without working it out again.
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(workload, forKey: .workload)
+        try container.encode(metric, forKey: .metric)
+        try container.encode(runs, forKey: .runs)
+        try container.encode(libraryMedian, forKey: .libraryMedian)
+        try container.encodeIfPresent(baselineMedian, forKey: .baselineMedian)
+        try container.encodeIfPresent(ratio, forKey: .ratio)
+        try container.encode(target, forKey: .target)
+        try container.encodeIfPresent(libraryPeakMiB, forKey: .libraryPeakMiB)
+        try container.encodeIfPresent(baselinePeakMiB, forKey: .baselinePeakMiB)
+    }
 }
 
 /// Times closures: a warm-up, then `runs` timed runs, and keeps the median.

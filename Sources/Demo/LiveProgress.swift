@@ -66,7 +66,26 @@ final class LiveProgress: @unchecked Sendable {
         let now = ContinuousClock.now
         guard force || now - lastRender > .milliseconds(50) else { return }
         lastRender = now
-        let line = managers.map { "\($0): \(states[$0] ?? "")" }.joined(separator: " │ ")
-        Console.rewrite("\r\u{1B}[2K  " + line)
+        let line = "  " + managers.map { "\($0): \(states[$0] ?? "")" }.joined(separator: " │ ")
+        Console.rewrite("\r\u{1B}[2K" + Self.fitted(line, columns: Self.terminalColumns()))
+    }
+
+    /// `line` cut to one column less than the terminal's width, ending in "…" when cut. A line
+    /// that wraps leaves its first row behind at each redraw, since `\r` goes back to the start
+    /// of the last row only; and a line of exactly the width wraps at once on some terminals.
+    /// Every character of the live line takes one column.
+    static func fitted(_ line: String, columns: Int) -> String {
+        let room = max(columns - 1, 1)
+        guard line.count > room else { return line }
+        return String(line.prefix(room - 1)) + "…"
+    }
+
+    /// The width of the terminal standard output goes to, read at each frame since a window may
+    /// be resized: its window size, else `COLUMNS`, else 80.
+    static func terminalColumns() -> Int {
+        var size = winsize()
+        if ioctl(STDOUT_FILENO, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 0 { return Int(size.ws_col) }
+        if let columns = ProcessInfo.processInfo.environment["COLUMNS"].flatMap(Int.init), columns > 0 { return columns }
+        return 80
     }
 }

@@ -29,7 +29,12 @@ func summary(of report: MigrationReport) -> String {
 }
 
 func runDemo() throws {
+    let start = ContinuousClock.now
     let options = try DemoOptions(arguments: Array(CommandLine.arguments.dropFirst()))
+    if options.showsHelp {
+        Console.line(DemoOptions.usage)
+        return
+    }
     if let killAfter = options.killAfter { SelfKill.schedule(after: killAfter) }
     let directory = options.directory
         ?? FileManager.default.temporaryDirectory.appendingPathComponent("store-migrations-demo-\(UUID().uuidString)")
@@ -75,6 +80,11 @@ func runDemo() throws {
         + String(format: "%.2f ms", secondReport.duration * 1000) + " for \(secondReport.managers.count) stores")
     Console.line("\nThe stores stay in \(directory.path) for a look; run the demo again with --dir \(directory.path)"
         + " to launch 2.0 on them once more.")
+    // Otherwise a --kill-after past the end would leave the user waiting for a kill that never comes.
+    if let killAfter = options.killAfter, SelfKill.cancel() {
+        Console.line("(--kill-after \(killAfter) s came after the end: the demo finished in "
+            + String(format: "%.2f", seconds(since: start)) + " s and nothing was killed; give a shorter time to kill it mid-run)")
+    }
 }
 
 do {

@@ -43,9 +43,9 @@ import TestSupport
         var arguments = ["--dir", directory.path, "--rows", "\(Self.rows)"]
         if let killAfter { arguments += ["--kill-after", "\(killAfter)"] }
         let child = try ChildProcess(executable: demo, arguments: arguments, logs: folder.url)
-        guard let exit = child.wait(timeout: 120) else {
+        guard let exit = child.wait(timeout: eventWaitBound) else {
             child.kill()
-            throw ProcessTestFailure("demo \(arguments.joined(separator: " ")) ran past 120 s")
+            throw ProcessTestFailure("demo \(arguments.joined(separator: " ")) ran past \(Int(eventWaitBound)) s")
         }
         return exit
     }

@@ -51,7 +51,7 @@ import TestSupport
             }
             // Every process is waiting at the gate before it opens, so they all plan at once.
             try Data().write(to: gate)
-            let exits = children.map { $0.wait(timeout: 120) ?? $0.kill() }
+            let exits = children.map { $0.wait(timeout: eventWaitBound) ?? $0.kill() }
             for exit in exits { #expect(exit.succeeded, "round \(round): \(exit)") }
 
             var applied: [String: Int] = [:]
@@ -83,7 +83,7 @@ import TestSupport
             let children = try (0..<6).map { _ in try runner.start(["open", directory.path, gate.path], logs: logs) }
             try Data().write(to: gate)
             for child in children {
-                let exit = child.wait(timeout: 60) ?? child.kill()
+                let exit = child.wait(timeout: eventWaitBound) ?? child.kill()
                 #expect(exit.succeeded && exit.standardOutput == "opened, 0 managers\n", "round \(round): \(exit)")
             }
         }
@@ -95,11 +95,8 @@ import TestSupport
         let directory = folder.file("stores")
         let holding = folder.file("holding")
         let holder = try runner.start(["hold", directory.path, store, holding.path], logs: logs)
-        let deadline = Date().addingTimeInterval(60)
-        while !FileManager.default.fileExists(atPath: holding.path) {
-            try #require(holder.wait(timeout: 0.01) == nil, "the holder ended early")
-            try #require(Date() < deadline, "the holder never took the lock")
-        }
+        let holds = waitUntil { FileManager.default.fileExists(atPath: holding.path) || holder.wait(timeout: 0) != nil }
+        try #require(holds && holder.wait(timeout: 0) == nil, "the holder ended early or never took the lock")
 
         // While the holder lives, a process with short timeouts gives up with a typed error.
         let blocked = try runner.run(
@@ -132,7 +129,7 @@ import TestSupport
             try runner.start(["rendezvous", directory.path, second, two.path, one.path], logs: logs),
         ]
         for child in children {
-            let exit = child.wait(timeout: 60) ?? child.kill()
+            let exit = child.wait(timeout: eventWaitBound) ?? child.kill()
             #expect(exit.succeeded, "\(exit)")
             #expect(exit.stepOutcomes == ["rendezvous@1.0": "applied"], "\(exit)")
         }
@@ -148,7 +145,7 @@ import TestSupport
             try runner.start(["rendezvous", directory.path, store, one.path, two.path, "1"], logs: logs),
             try runner.start(["rendezvous", directory.path, store, two.path, one.path, "1"], logs: logs),
         ]
-        let exits = children.map { $0.wait(timeout: 60) ?? $0.kill() }
+        let exits = children.map { $0.wait(timeout: eventWaitBound) ?? $0.kill() }
         #expect(exits.filter(\.succeeded).count == 1, "\(exits)")
         let failed = try #require(exits.first { !$0.succeeded })
         #expect(failed.status == 1)

@@ -28,13 +28,13 @@ import TestSupport
         let prefsStarted = DispatchSemaphore(value: 0), databaseStarted = DispatchSemaphore(value: 0)
         prefs.register("1.1") { defaults in
             prefsStarted.signal()
-            guard databaseStarted.wait(timeout: .now() + 10) == .success else { throw TestFailure(message: "no overlap") }
+            guard databaseStarted.waitForEvent() else { throw TestFailure(message: "no overlap") }
             try defaults.renameKey("showHelp", to: "onboarding.showHelp")
             order.append("prefs@1.1")
         }
         events.register("1.1") { db in
             databaseStarted.signal()
-            guard prefsStarted.wait(timeout: .now() + 10) == .success else { throw TestFailure(message: "no overlap") }
+            guard prefsStarted.waitForEvent() else { throw TestFailure(message: "no overlap") }
             try db.addColumn("guid", type: .text, to: "event")
             try db.transformRows(in: "event", columns: ["id", "guid"]) { row in
                 let id: Int64 = try row["id"]

@@ -12,37 +12,33 @@ import TestSupport
     final class Released: @unchecked Sendable {
         weak var store: SQLiteStore?
 
-        /// Whether the store is gone within a few seconds: the scheduler's thread may still be
+        /// Whether the store is gone, waiting for it: the scheduler's thread may still be
         /// returning from the last step when the run's caller resumes.
         var eventually: Bool {
-            let deadline = Date().addingTimeInterval(5)
-            while store != nil, Date() < deadline { Thread.sleep(forTimeInterval: 0.001) }
-            return store == nil
+            waitUntil { store == nil }
         }
     }
 
-    func runAndRelease(_ run: (MigrationCoordinator) async throws -> Void) async throws -> Released {
-        let folder = try TemporaryFolder()
-        let released = Released()
-        do {
-            let store = SQLiteStore(url: folder.file("library.sqlite"))
-            released.store = store
-            let coordinator = MigrationCoordinator(appVersion: "1.0")
-            try coordinator.manager("library", store: store).register("1.0") { db in
-                try db.execute("CREATE TABLE note(id INTEGER PRIMARY KEY)")
-            }
-            try await run(coordinator)
+    /// A coordinator migrating a new SQLite store in `folder`, which `released` watches.
+    func coordinator(in folder: TemporaryFolder, watchedBy released: Released) throws -> MigrationCoordinator {
+        let store = SQLiteStore(url: folder.file("library.sqlite"))
+        released.store = store
+        let coordinator = MigrationCoordinator(appVersion: "1.0")
+        try coordinator.manager("library", store: store).register("1.0") { db in
+            try db.execute("CREATE TABLE note(id INTEGER PRIMARY KEY)")
         }
-        return released
+        return coordinator
     }
 
-    @Test func aBlockingRunReleasesItsStores() async throws {
-        let released = try await runAndRelease { try $0.run() }
+    @Test func aBlockingRunReleasesItsStores() throws {
+        let folder = try TemporaryFolder(), released = Released()
+        try coordinator(in: folder, watchedBy: released).run()
         #expect(released.eventually)
     }
 
     @Test func anAsyncRunReleasesItsStores() async throws {
-        let released = try await runAndRelease { coordinator in _ = try await coordinator.run() }
+        let folder = try TemporaryFolder(), released = Released()
+        try await coordinator(in: folder, watchedBy: released).run()
         #expect(released.eventually)
     }
 

@@ -67,8 +67,7 @@ struct ThreeStores {
             released = database
             try coordinator(appVersion, database: database).run()
         }
-        let deadline = Date().addingTimeInterval(10)
-        while released != nil, Date() < deadline { Thread.sleep(forTimeInterval: 0.001) }
+        waitUntil { released == nil }
         settle()
     }
 
@@ -77,10 +76,7 @@ struct ThreeStores {
     /// connection on the scheduler's thread, just after the run returns.
     func settle() {
         let log = databaseURL.path + "-wal"
-        let deadline = Date().addingTimeInterval(10)
-        while FileManager.default.fileExists(atPath: log), Date() < deadline {
-            Thread.sleep(forTimeInterval: 0.001)
-        }
+        waitUntil { !FileManager.default.fileExists(atPath: log) }
     }
 
     /// Every file below `root` and its bytes, except SQLite's shared-memory index (`-shm`),

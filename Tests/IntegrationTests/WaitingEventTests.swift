@@ -25,11 +25,8 @@ import TestSupport
         let holding = folder.file("holding")
         let holder = try runner.start(["hold", directory.path, kind, holding.path], logs: logs)
         defer { _ = holder.kill() }
-        let deadline = Date().addingTimeInterval(60)
-        while !FileManager.default.fileExists(atPath: holding.path) {
-            try #require(holder.wait(timeout: 0.01) == nil, "the holder ended early")
-            try #require(Date() < deadline, "the holder never took the lock")
-        }
+        let holds = waitUntil { FileManager.default.fileExists(atPath: holding.path) || holder.wait(timeout: 0) != nil }
+        try #require(holds && holder.wait(timeout: 0) == nil, "the holder ended early or never took the lock")
 
         let scenario = Scenario(directory: directory)
         let coordinator = MigrationCoordinator(appVersion: "1.0")
@@ -50,10 +47,10 @@ import TestSupport
             report.value = Result { try coordinator.run() }
             done.signal()
         }
-        try #require(waiting.wait(timeout: .now() + 20) == .success, "no waiting event: \(events.all)")
+        try #require(waiting.waitForEvent(), "no waiting event: \(events.all)")
         #expect(done.wait(timeout: .now() + 0.2) == .timedOut, "the step must still wait while the holder lives")
         #expect(holder.kill().signal == SIGKILL)
-        try #require(done.wait(timeout: .now() + 20) == .success, "the step never went on after the holder died")
+        try #require(done.waitForEvent(), "the step never went on after the holder died")
 
         let lock: String
         switch kind {

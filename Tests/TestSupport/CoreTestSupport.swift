@@ -89,7 +89,7 @@ package final class HandleBox: @unchecked Sendable {
     }
     package func get() -> MigrationRunHandle? {
         if let handle = lock.withLock({ handle }) { return handle }
-        guard published.wait(timeout: .now() + 10) == .success else { return nil }
+        guard published.waitForEvent() else { return nil }
         published.signal()
         return lock.withLock { handle }
     }
@@ -103,7 +103,7 @@ package func runWithHandle(_ coordinator: MigrationCoordinator, box: HandleBox) 
         result.set(outcome)
         done.signal()
     })
-    guard done.wait(timeout: .now() + 20) == .success else { throw TestFailure(message: "the run never completed") }
+    guard done.waitForEvent() else { throw TestFailure(message: "the run never completed") }
     if let report = result.report { return .success(report) }
     return .failure(try #require(result.error))
 }

@@ -47,7 +47,7 @@ package struct CrashRunnerExecutable {
     }
 
     /// Runs the runner to its end, at most `timeout` seconds.
-    package func run(_ arguments: [String], logs: URL, timeout: TimeInterval = 120) throws -> ChildProcess.Exit {
+    package func run(_ arguments: [String], logs: URL, timeout: TimeInterval = eventWaitBound) throws -> ChildProcess.Exit {
         let child = try start(arguments, logs: logs)
         guard let exit = child.wait(timeout: timeout) else {
             child.kill()
@@ -158,7 +158,7 @@ package final class ChildProcess {
         #else
         _ = Glibc.kill(pid, SIGKILL)
         #endif
-        return wait(timeout: 60)!
+        return wait(timeout: eventWaitBound)!
     }
 }
 

@@ -186,15 +186,13 @@ package func appendLine(_ line: String, to url: URL) throws {
     }
 }
 
-/// Waits (at most 10 s) until no SQLite `-wal` or `-shm` file is left below `root`: the last
-/// connection to a WAL database removes them when it closes, which a finished run's store does on
-/// the scheduler's thread just after the run returns.
+/// Waits (at most ``eventWaitBound``) until no SQLite `-wal` or `-shm` file is left below `root`:
+/// the last connection to a WAL database removes them when it closes, which a finished run's
+/// store does on the scheduler's thread just after the run returns.
 package func settleDatabases(below root: URL) {
-    let deadline = Date().addingTimeInterval(10)
-    while Date() < deadline {
+    waitUntil {
         let paths = (try? FileManager.default.subpathsOfDirectory(atPath: root.path)) ?? []
-        if !paths.contains(where: { $0.hasSuffix("-wal") || $0.hasSuffix("-shm") }) { return }
-        Thread.sleep(forTimeInterval: 0.002)
+        return !paths.contains { $0.hasSuffix("-wal") || $0.hasSuffix("-shm") }
     }
 }
 

@@ -148,6 +148,18 @@ public final class MigrationCoordinator: @unchecked Sendable {
     /// Call it at launch before the stores are used, but not on a queue a migration body waits
     /// for. Cancel it through its `Progress`, which joins `Progress.current()` when there is one.
     ///
+    /// Unavailable from asynchronous code, where blocking would hold a thread of the cooperative
+    /// pool: there `try await run()` is the one to call. Swift's overload resolution treats
+    /// top-level code (`main.swift`) as synchronous even after an `await`, and would pick this
+    /// blocking overload for `try await coordinator.run()`; the compiler refuses that instead, so
+    /// call the asynchronous one from an `async` function there:
+    ///
+    /// ```swift
+    /// // main.swift
+    /// func migrate() async throws { try await coordinator.run() }
+    /// try await migrate()
+    /// ```
+    ///
     /// - Parameters:
     ///   - targets: Runs only these migrations and the steps they depend on; `nil` runs everything.
     ///   - launchBudget: How long the launch may take before resumable migrations stop after
@@ -156,6 +168,7 @@ public final class MigrationCoordinator: @unchecked Sendable {
     ///   the budget (``MigrationReport/postponed``).
     /// - Throws: ``MigrationError`` before anything runs for an invalid graph or store;
     ///   ``MigrationRunError``, with the report, when a step failed or the run was cancelled.
+    @available(*, noasync, message: "it blocks its thread until the run ends; call 'try await run()' from an async function")
     @discardableResult
     public func run(targets: [MigrationReference]? = nil, launchBudget: Duration? = nil) throws -> MigrationReport {
         let finished = DispatchSemaphore(value: 0)

@@ -231,9 +231,14 @@ public final class MigrationManager<Store: MigrationStore>: @unchecked Sendable 
     /// ```
     ///
     /// - Returns: Whether the baseline was recorded (`false` when a level already existed).
+    /// - Throws: ``MigrationError/invalidVersion(text:reason:manager:)`` for a literal that is not
+    ///   a version, before reading the store; the store's error when it cannot be read or written.
     @discardableResult
     public func baseline(at version: Version) throws -> Bool {
-        try StepExecutor.baseline(version, of: name, in: store) == .applied
+        if let error = version.parseError {
+            throw MigrationError.invalidVersion(text: error.text, reason: error.reason, manager: name)
+        }
+        return try StepExecutor.baseline(version, of: name, in: store) == .applied
     }
 
     /// The level recorded in the store for this manager, or `nil` if none is.

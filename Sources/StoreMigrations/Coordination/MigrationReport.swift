@@ -195,8 +195,11 @@ public struct MigrationRunError: Error, Sendable, CustomStringConvertible, Local
         for failure in report.failures {
             let manager = report.managers.first { $0.name == failure.step.manager }
             let skipped = report.steps.filter { $0.outcome == .skipped(because: failure.step.id) }.map(\.step.id.description)
-            var line = "Migration \(failure.step.id) on \(manager?.store ?? "its store") failed: "
-                + "\(failure.error.map { "\($0)".quotableInSentence } ?? "unknown error"). Its level stays at \(manager?.levelAfter?.description ?? "none")"
+            let cause = failure.error.map { "\($0)".quotableInSentence } ?? "unknown error"
+            // A store's own error usually names the store already: once is enough.
+            let store = manager.map(\.store).map { cause.contains($0) ? "" : " on \($0)" } ?? " on its store"
+            var line = "Migration \(failure.step.id)\(store) failed: \(cause). Its level stays at "
+                + (manager?.levelAfter?.description ?? "none")
             line += skipped.isEmpty ? "." : "; skipped because of it: \(skipped.joined(separator: ", "))."
             lines.append(line)
         }

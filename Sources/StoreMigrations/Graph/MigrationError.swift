@@ -24,10 +24,15 @@ public enum MigrationError: Error, Sendable, Hashable, CustomStringConvertible, 
     /// A migration that can run at this app version depends on one that cannot.
     case dependencyAhead(dependency: MigrationReference, of: MigrationReference, appVersion: Version)
     /// Dependencies form a cycle; the steps are listed in run order, starting and ending with the
-    /// smallest (by manager name, then version).
+    /// smallest (by manager name, then version). The message asks to remove only declared
+    /// dependencies: a step that follows the previous version of its manager always will.
     case cycle([MigrationReference])
     /// The app version carries a sub-migration number.
     case invalidAppVersion(Version)
+    /// A string literal given as a version is not one (see ``Version/isValid``): the app version
+    /// when `manager` is `nil`, else a version registered, depended on or given as a baseline for
+    /// that manager's migrations.
+    case invalidVersion(text: String, reason: String, manager: String?)
     /// A store's level for a manager is past the app version: a newer app wrote it.
     case storeIsNewer(manager: String, store: String, level: Version, appVersion: Version)
     /// The ``NewerStorePolicy/reset`` policy was chosen for a store that is not rebuildable.
@@ -73,11 +78,30 @@ public enum MigrationError: Error, Sendable, Hashable, CustomStringConvertible, 
                 + "\(appVersion) and so never runs in this version. Depend on a migration at or "
                 + "below \(appVersion), or move \(dependent) past it."
         case let .cycle(steps):
-            return "Migrations form a cycle: \(steps.map(\.description).joined(separator: " → ")). "
-                + "Remove one of these dependencies."
+            // An edge up a manager's own versions is its version order, which no declaration can
+            // undo (even one declared as well is implied by that order): only the others can go.
+            let edges = zip(steps, steps.dropFirst())
+            let isVersionOrder = { (from: MigrationReference, to: MigrationReference) in
+                from.manager == to.manager && from.version < to.version
+            }
+            let fixed = edges.filter(isVersionOrder).map { "\($0) → \($1)" }
+            let removable = edges.filter { !isVersionOrder($0, $1) }.map { dependency, dependent in
+                dependency == dependent ? "\(dependent) on itself" : "\(dependent) on \(dependency)"
+            }
+            var text = "Migrations form a cycle: \(steps.map(\.description).joined(separator: " → "))"
+            if !fixed.isEmpty {
+                text += " (\(fixed.joined(separator: " and ")) \(fixed.count == 1 ? "is" : "are") version order)"
+            }
+            return text + (removable.count == 1
+                ? ". Remove the dependency of \(removable[0])."
+                : ". Remove one of these dependencies: \(removable.joined(separator: ", ")).")
         case let .invalidAppVersion(version):
             return "App version \(version) carries a sub-migration number; an app version is "
                 + "plain, such as \(version.base). Sub-migrations belong to migrations only."
+        case let .invalidVersion(text, reason, manager):
+            return (manager.map { "Version \(text.debugDescription) of manager \"\($0)\"" } ?? "App version \(text.debugDescription)")
+                + " is not a version: \(reason). Nothing was migrated. Correct the literal to dot-separated "
+                + "non-negative integers with an optional sub-migration number, such as \"2\", \"1.2.5\" or \"1.1-2\"."
         case let .storeIsNewer(manager, store, level, appVersion):
             return "Manager \"\(manager)\" on \(store) is at level \(level), past app version "
                 + "\(appVersion): a newer version of the app wrote it. Nothing was migrated. Update "
@@ -91,11 +115,14 @@ public enum MigrationError: Error, Sendable, Hashable, CustomStringConvertible, 
                 + "managers \(others.map { "\"\($0)\"" }.joined(separator: ", ")): a reset would throw their data away "
                 + "while their levels stay. Give the manager a store of its own, or use .fail or .ignore."
         case let .unreadableState(manager, store, reason):
-            let opening = "The level of manager \"\(manager)\" cannot be read from \(store)"
+            // A store's error that names the store already needs no second mention of it.
+            let opening = "The level of manager \"\(manager)\" cannot be read" + (reason.contains(store) ? "" : " from \(store)")
             // A store's own typed error already says what happened, that nothing was migrated,
             // and what to do about it; repeating those, or advising "access" for a damaged
             // file, would only blur its message.
-            if reason.contains("Nothing was migrated") { return opening + ". " + reason }
+            if reason.contains("Nothing was migrated") || reason.contains("Nothing was changed") {
+                return opening + ". " + reason
+            }
             return opening + ": " + reason.quotableInSentence
                 + ". Nothing was migrated; the store was left as it is. Fix access to the store and "
                 + "launch again (an unreadable level is never taken for a first launch)."

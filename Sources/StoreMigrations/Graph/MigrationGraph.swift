@@ -34,6 +34,9 @@ struct MigrationGraph {
     var nodeCount: Int { firstNode[managers.count] }
 
     init(managers: [Manager], appVersion: Version) throws {
+        if let error = appVersion.parseError {
+            throw MigrationError.invalidVersion(text: error.text, reason: error.reason, manager: nil)
+        }
         guard !appVersion.isSubMigration else { throw MigrationError.invalidAppVersion(appVersion) }
         self.managers = managers
         self.appVersion = appVersion
@@ -46,6 +49,10 @@ struct MigrationGraph {
         managerIndex.reserveCapacity(managers.count)
         for (index, manager) in managers.enumerated() {
             managerIndex[manager.name] = index
+            // Literals that are not versions sort first: one would be the first version.
+            if let error = manager.versions.first?.parseError {
+                throw MigrationError.invalidVersion(text: error.text, reason: error.reason, manager: manager.name)
+            }
             for position in manager.versions.indices.dropFirst()
             where manager.versions[position] == manager.versions[position - 1] {
                 throw MigrationError.duplicateMigration(
@@ -73,6 +80,9 @@ struct MigrationGraph {
                     // Named only for an error.
                     var dependent: MigrationReference { MigrationReference(manager: manager.name, version: manager.versions[position]) }
                     for dependency in declared[position] {
+                        if let error = dependency.version.parseError {
+                            throw MigrationError.invalidVersion(text: error.text, reason: error.reason, manager: dependency.manager)
+                        }
                         guard let target = managerIndex[dependency.manager] else {
                             throw MigrationError.unknownManager(dependency: dependency, of: dependent)
                         }

@@ -17,8 +17,8 @@ import Glibc
 ///     _ = try store.readStates()
 /// } catch let error as FileStoreError {
 ///     print(error)
-///     // Could not read /…/prefs.json (preferences file /…/prefs.json): Permission denied
-///     // (errno 13). Nothing was migrated. …
+///     // Could not read preferences file /…/prefs.json: Permission denied (errno 13). Nothing
+///     // was migrated. …
 /// }
 /// ```
 public struct FileStoreError: Error, Sendable, Hashable, CustomStringConvertible, LocalizedError {
@@ -116,7 +116,7 @@ public struct FileStoreError: Error, Sendable, Hashable, CustomStringConvertible
     public var description: String {
         let during = migration.map { " during migration \($0)" } ?? ""
         let directory = (path as NSString).deletingLastPathComponent
-        let failure = "\(summary) (\(store))\(during): \(reason)."
+        let failure = "\(summary)\(isStoreFile ? "" : " (\(store))")\(during): \(reason)."
         switch operation {
         case .read:
             return failure + " Nothing was migrated. Make sure this process may read the file "
@@ -154,22 +154,27 @@ public struct FileStoreError: Error, Sendable, Hashable, CustomStringConvertible
     /// The same message as ``description``.
     public var errorDescription: String? { description }
 
+    /// Whether `path` is the store's own file, which the store's description already names
+    /// ("preferences file /…/prefs.json"): the message then names it once, by the description.
+    private var isStoreFile: Bool { store.hasSuffix(" " + path) }
+
     private var summary: String {
+        let file = isStoreFile ? store : path
         switch operation {
-        case .read: return "Could not read \(path)"
-        case .checkWritable: return "Will not replace the protected file \(path)"
+        case .read: return "Could not read \(file)"
+        case .checkWritable: return "Will not replace the protected \(isStoreFile ? store : "file \(path)")"
         case .createTemporaryFile: return "Could not create the temporary file \(path)"
         case .write: return "Could not write the temporary file \(path)"
         case .synchronize: return "Could not flush the temporary file \(path) to disk"
-        case .replace: return "Could not replace \(path)"
-        case .synchronizeDirectory: return "Could not flush the folder of \(path) to disk"
+        case .replace: return "Could not replace \(file)"
+        case .synchronizeDirectory: return "Could not flush the folder of \(file) to disk"
         case .createDirectory: return "Could not create the folder \(path)"
         case .openLockFile: return "Could not open the lock file \(path)"
         case .lock: return "Could not lock \(path)"
         case .waitForLock: return "Timed out waiting for the lock file \(path)"
-        case .list: return "Could not list \(path)"
-        case .move: return "Could not move \(path)"
-        case .remove: return "Could not remove \(path)"
+        case .list: return "Could not list \(file)"
+        case .move: return "Could not move \(file)"
+        case .remove: return "Could not remove \(file)"
         }
     }
 }

@@ -15,6 +15,12 @@ import Foundation
 ///
 /// Components may have any number of digits; they are compared as numbers, not as text
 /// (`1.10 > 1.9`).
+///
+/// A string literal that is not a version, such as `"v2"`, never traps: it makes a version that
+/// is not ``isValid``, which the coordinator refuses with
+/// ``MigrationError/invalidVersion(text:reason:manager:)`` before anything runs. Swift reads
+/// `Version("v2")` as that literal too, so text read at run time goes through
+/// ``init(parsing:)``, or `Version(text)` given a `String` value, which returns `nil`.
 public struct Version: Sendable {
     // The normalized value (trailing zero components removed, leading zeros dropped, so that
     // equal versions have equal values) is held inline when it is compact: up to four components
@@ -33,7 +39,8 @@ public struct Version: Sendable {
     /// ``Version/table``.
     private let detailsNumber: UInt32
 
-    /// `sub` of a version whose value is in its details' digits; its components are all zero.
+    /// `sub` of a version whose value is in its details' digits, or of a literal that is not a
+    /// version (details without digits); its components are all zero.
     private static let notCompact = UInt64.max
 
     private struct Details: Hashable, Sendable {
@@ -120,6 +127,28 @@ public struct Version: Sendable {
     }
 
     private var isCompact: Bool { sub != Self.notCompact }
+
+    /// Whether the version parsed: `false` only for a string literal that is not a version.
+    public var isValid: Bool { isCompact || details?.digits != nil }
+
+    /// The text of a literal that is not a version; `nil` for every valid version.
+    private var invalidText: String? {
+        guard !isCompact, let details, details.digits == nil else { return nil }
+        return details.text
+    }
+
+    /// Why the literal is not a version; `nil` for a valid version.
+    var parseError: VersionError? {
+        guard let text = invalidText else { return nil }
+        do {
+            _ = try Version(parsing: text)
+            return nil
+        } catch let error as VersionError {
+            return error
+        } catch {
+            return VersionError(text: text, reason: "\(error)")
+        }
+    }
 
     /// The digit strings of the components (at least one) and of the sub-migration number.
     private var digits: (components: [String], subMigration: String?) {
@@ -312,7 +341,9 @@ extension Version: Comparable {
     }
 
     private static func digitsEqual(_ lhs: Version, _ rhs: Version) -> Bool {
-        lhs.digits == rhs.digits
+        let left = lhs.invalidText, right = rhs.invalidText
+        if left != nil || right != nil { return left == right }
+        return lhs.digits == rhs.digits
     }
 
     @inline(__always)
@@ -324,6 +355,14 @@ extension Version: Comparable {
     }
 
     private static func precedesByDigits(_ lhs: Version, _ rhs: Version) -> Bool {
+        // Literals that are not versions sort first, by their text: registered, they are the
+        // first of their manager's versions, where the graph looks for them.
+        switch (lhs.invalidText, rhs.invalidText) {
+        case let (left?, right?): return left < right
+        case (.some, nil): return true
+        case (nil, .some): return false
+        case (nil, nil): break
+        }
         let left = lhs.digits, right = rhs.digits
         for position in 0..<max(left.components.count, right.components.count) {
             let leftComponent = position < left.components.count ? left.components[position] : "0"
@@ -355,6 +394,8 @@ extension Version: Hashable {
             hasher.combine(c2)
             hasher.combine(c3)
             hasher.combine(sub)
+        } else if let text = invalidText {
+            hasher.combine(text)
         } else {
             let digits = self.digits
             hasher.combine(digits.components)
@@ -386,12 +427,15 @@ extension Version: LosslessStringConvertible {
 extension Version: ExpressibleByStringLiteral {
     /// Creates a version from a literal such as `"1.2"`.
     ///
-    /// - Precondition: the literal is a valid version; a typo traps with the parse error's message.
+    /// A literal that is not a version (`"v2"`, `"1.x"`) makes a version that is not
+    /// ``isValid`` rather than trapping: a typo in a literal would otherwise crash the app at
+    /// launch, and `Version("v2")` is this literal too. The coordinator refuses such a version,
+    /// naming it, before anything runs.
     public init(stringLiteral value: String) {
-        do {
-            self = try Version(parsing: value)
-        } catch {
-            preconditionFailure("\(error)")
+        if let version = try? Version(parsing: value) {
+            self = version
+        } else {
+            self.init(0, 0, 0, 0, sub: Self.notCompact, details: Details(digits: nil, text: value))
         }
     }
 }

@@ -55,7 +55,7 @@ public final class PostgreSQLConnection {
             throw PostgreSQLError(kind: .connectionFailed, message: "libpq could not allocate a connection", store: store)
         }
         guard PQstatus(connection) == CONNECTION_OK else {
-            let message = Self.trimmed(String(cString: PQerrorMessage(connection)))
+            let message = Self.connectionMessage(String(cString: PQerrorMessage(connection)))
             PQfinish(connection)
             throw PostgreSQLError(
                 kind: .connectionFailed, sqlState: Self.connectionSQLState(message), message: message, store: store)
@@ -294,12 +294,25 @@ public final class PostgreSQLConnection {
         message.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
+    /// libpq's account of a failed connection as one sentence: its tab-indented hint lines ("Is
+    /// the server running …?") dropped, since the error's action gives the advice, and the
+    /// server's "FATAL:  " prefix dropped; attempts at several hosts stay, joined by semicolons.
+    static func connectionMessage(_ message: String) -> String {
+        message.split(whereSeparator: \.isNewline)
+            .filter { !$0.hasPrefix("\t") }
+            .map { $0.replacingOccurrences(of: "FATAL:  ", with: "").trimmingCharacters(in: .whitespaces) }
+            .filter { !$0.isEmpty }
+            .joined(separator: "; ")
+    }
+
     /// libpq reports a refused login, and a session the server ended, as text only: the
     /// SQLSTATEs of those a store most often meets, read from the server's message.
     static func connectionSQLState(_ message: String) -> String? {
         if message.contains("password authentication failed") || message.contains("no password supplied") { return "28P01" }
         if message.contains("does not exist") && message.contains("database") { return "3D000" }
-        if message.contains("no pg_hba.conf entry") { return "28000" }
+        if message.contains("no pg_hba.conf entry") || (message.contains("role \"") && message.contains("does not exist")) {
+            return "28000"
+        }
         if message.contains("terminating connection due to administrator command") { return "57P01" }
         if message.contains("the database system is shutting down") || message.contains("the database system is starting up") {
             return "57P03"

@@ -81,7 +81,9 @@ public struct PostgreSQLError: Error, Sendable, Hashable, CustomStringConvertibl
         case .invalidConnectionString:
             text = "The connection string of \(store) does not parse: \(message)."
         case .connectionFailed:
-            text = "Could not connect to \(store): \(message)."
+            text = "Could not connect to \(store): \(message)"
+            // libpq's own sentences may end in their punctuation already.
+            if !message.hasSuffix("."), !message.hasSuffix("?") { text += "." }
         case .connectionLost:
             text = "The connection to \(store) was lost: \(message)."
         case .statementFailed:
@@ -111,15 +113,19 @@ public struct PostgreSQLError: Error, Sendable, Hashable, CustomStringConvertibl
     public var action: String {
         switch kind {
         case .invalidConnectionString:
-            return "Fix the connection string (key=value pairs, or a postgresql:// URI); nothing was changed."
+            return "Nothing was changed. Fix the connection string (key=value pairs, or a postgresql:// URI)."
         case .connectionFailed:
             switch sqlState {
-            case "28P01", "28000":
-                return "Check the user and password the store connects with; nothing was changed."
+            case "28P01":
+                return "Nothing was changed. Check the user and password the store connects with."
+            case "28000" where message.contains("role \""):
+                return "Nothing was changed. Connect as an existing role, or create this one (CREATE ROLE … LOGIN)."
+            case "28000":
+                return "Nothing was changed. Allow this host, user and database in the server's pg_hba.conf."
             case "3D000":
-                return "Create the database (CREATE DATABASE), or fix its name; nothing was changed."
+                return "Nothing was changed. Create the database (CREATE DATABASE), or fix its name."
             default:
-                return "Check that the server runs and that the host and port are right; nothing was changed."
+                return "Nothing was changed. Check that the server runs and that the host and port are right."
             }
         case .connectionLost:
             return "The step's transaction was rolled back; run the migrations again once the server is back."
@@ -128,9 +134,9 @@ public struct PostgreSQLError: Error, Sendable, Hashable, CustomStringConvertibl
                 ? "Fix the statement; its transaction was rolled back."
                 : "Fix the migration; its step was rolled back with its schema changes and nothing was recorded."
         case .lockTimeout:
-            return "Another replica is migrating this database: wait for it, or raise the store's lockTimeout; nothing was changed."
+            return "Nothing was changed. Another replica is migrating this database: wait for it, or raise the store's lockTimeout."
         case .foreignStoreTable:
-            return "Rename or drop that table, or give the store another schema; nothing was changed."
+            return "Nothing was changed. Rename or drop that table, or give the store another schema."
         case .valueConversion:
             return "Read the column as the type it holds, or as an optional when it may be NULL."
         case .misuse:

@@ -49,9 +49,9 @@ public final class Database {
 
     /// How a connection is opened.
     enum OpenMode {
-        /// Creating the database if missing, switched to WAL, with foreign keys enforced: for
-        /// migrating.
-        case migrating
+        /// Creating the database if missing, with foreign keys enforced, switched to WAL when
+        /// `switchingToWAL` (else left in its journal mode): for migrating.
+        case migrating(switchingToWAL: Bool)
         /// An existing database only, as it is (no journal-mode switch), refusing writes
         /// (`query_only`): for planning. Opened read-write when the file allows it, because a
         /// read-only connection to a WAL database leaves its `-wal` and `-shm` files behind,
@@ -61,12 +61,12 @@ public final class Database {
         case readOnly
     }
 
-    /// Opens the database at `path` as `mode` says (creating it if missing and migrating, in WAL
-    /// mode with foreign keys enforced).
+    /// Opens the database at `path` as `mode` says (creating it if missing and migrating, with
+    /// foreign keys enforced).
     ///
     /// Opening reads the file's header, so a file that is not a database fails here with
     /// `SQLITE_NOTADB`, before anything is written to it.
-    init(path: String, busyTimeout: TimeInterval, mode: OpenMode = .migrating) throws {
+    init(path: String, busyTimeout: TimeInterval, mode: OpenMode = .migrating(switchingToWAL: true)) throws {
         var handle: OpaquePointer?
         let flags: Int32
         switch mode {
@@ -86,8 +86,8 @@ public final class Database {
         sqlite3_extended_result_codes(handle, 1)
         installBusyHandler()
         switch mode {
-        case .migrating:
-            try switchToWAL(waitingAtMost: busyTimeout)
+        case .migrating(let switchingToWAL):
+            if switchingToWAL { try switchToWAL(waitingAtMost: busyTimeout) }
             try execute("PRAGMA foreign_keys = ON")
         case .inspecting:
             try execute("PRAGMA query_only = ON")

@@ -45,8 +45,9 @@ import StoreMigrations
 /// take one; see ``withoutTransaction(_:)``.
 ///
 /// Planning only reads: ``readRecords()`` creates no file, switches no journal mode and leaves
-/// no `-wal` or `-shm` file behind. The first step opens the migrating connection, in WAL mode,
-/// with foreign keys enforced and a busy timeout; a missing file (and its directory) is created,
+/// no `-wal` or `-shm` file behind. The first step opens the migrating connection, in WAL mode
+/// unless the store keeps the database's journal mode (see ``JournalMode``), with foreign keys
+/// enforced and a busy timeout; a missing file (and its directory) is created,
 /// empty, aside and linked into place. A 0-byte file is refused with
 /// ``SQLiteStoreError/Reason/emptyDatabaseFile``. A file that is not a database is never
 /// written to: every call throws an ``SQLiteError`` with ``SQLiteError/isNotADatabase``.
@@ -81,6 +82,22 @@ public final class SQLiteStore: MigrationStore, @unchecked Sendable {
         case disabled
     }
 
+    /// The journal mode a step leaves the database in.
+    ///
+    /// SQLite keeps WAL mode in the file: once a connection switches a database to it, every
+    /// later connection, the app's own included, opens it in WAL mode, with `-wal` and `-shm`
+    /// files beside it while one is open. Keep the database's mode when other code needs it
+    /// otherwise, such as a tool that copies the database as a single file.
+    public enum JournalMode: Sendable, Hashable {
+        /// Switch the database to WAL, for good: readers then do not wait for a step's writes,
+        /// nor a step for readers.
+        case wal
+        /// Leave the database in the journal mode it has; a database the store creates gets
+        /// SQLite's default, a rollback journal (`DELETE`). Readers and a step's writes then wait
+        /// for each other, up to ``SQLiteStore/busyTimeout``.
+        case keep
+    }
+
     /// The database file.
     public let url: URL
     /// `url.path`, kept: `URL` works it out again on every call, which a launch would pay often.
@@ -91,9 +108,11 @@ public final class SQLiteStore: MigrationStore, @unchecked Sendable {
     public let busyTimeout: TimeInterval
     /// When foreign keys are checked during a migration step.
     public let foreignKeyCheck: ForeignKeyCheck
+    /// Whether a step switches the database to WAL or keeps its journal mode.
+    public let journalMode: JournalMode
     /// Whether the store may migrate and write, or only plan and read.
     public let access: Access
-    /// Run on every connection the store opens for steps, writes and reads; see ``init(url:busyTimeout:foreignKeyCheck:access:configure:)``.
+    /// Run on every connection the store opens for steps, writes and reads; see ``init(url:busyTimeout:foreignKeyCheck:journalMode:access:configure:)``.
     private let configure: (@Sendable (Database) throws -> Void)?
 
     // The store is @unchecked Sendable because `connection`, a non-Sendable SQLite connection, is
@@ -144,18 +163,22 @@ public final class SQLiteStore: MigrationStore, @unchecked Sendable {
     ///   - busyTimeout: How long to wait for a lock held by another connection or process.
     ///   - foreignKeyCheck: When foreign keys are checked during a migration step; see
     ///     ``ForeignKeyCheck`` for the trade-off.
+    ///   - journalMode: ``JournalMode/wal`` (the default) switches the database to WAL for good
+    ///     at the first step; ``JournalMode/keep`` leaves it in its journal mode.
     ///   - access: ``Access/readOnly`` for a store that plans and reads but never migrates.
     ///   - configure: Run on every connection the store opens for steps, writes and reads, after
     ///     the store's own settings: custom SQL functions, collations, pragmas. What it sets is
     ///     what every step starts from (a step that changes it gets a fresh connection after).
     public init(
         url: URL, busyTimeout: TimeInterval = 30, foreignKeyCheck: ForeignKeyCheck = .deferred,
-        access: Access = .readWrite, configure: (@Sendable (Database) throws -> Void)? = nil
+        journalMode: JournalMode = .wal, access: Access = .readWrite,
+        configure: (@Sendable (Database) throws -> Void)? = nil
     ) {
         self.url = url
         path = url.path
         self.busyTimeout = busyTimeout
         self.foreignKeyCheck = foreignKeyCheck
+        self.journalMode = journalMode
         self.access = access
         self.configure = configure
     }
@@ -417,7 +440,7 @@ public final class SQLiteStore: MigrationStore, @unchecked Sendable {
             try FileManager.default.createDirectory(
                 at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
             try createDatabaseIfMissing()
-            db = try Database(path: path, busyTimeout: busyTimeout)
+            db = try Database(path: path, busyTimeout: busyTimeout, mode: .migrating(switchingToWAL: journalMode == .wal))
         }
         try configure?(db)
         let query = try ConnectionSettings.query(on: db)
@@ -437,8 +460,8 @@ public final class SQLiteStore: MigrationStore, @unchecked Sendable {
         }
     }
 
-    /// Creates the database when there is no file at `url`: written aside, in WAL mode, and linked
-    /// into place, so that another process never finds the store's path holding an empty file,
+    /// Creates the database when there is no file at `url`: written aside, in the store's journal
+    /// mode, and linked into place, so that another process never finds the store's path holding an empty file,
     /// which it refuses (SQLite itself creates the file empty and writes its first page later).
     /// An existing 0-byte file is refused.
     ///
@@ -455,8 +478,10 @@ public final class SQLiteStore: MigrationStore, @unchecked Sendable {
             for suffix in ["", "-wal", "-shm", "-journal"] { unlink(aside + suffix) }
         }
         do {
-            // Opening switches it to WAL, which writes its first page; closing checkpoints it.
-            _ = try Database(path: aside, busyTimeout: busyTimeout)
+            // Switching to WAL writes the first page, and closing checkpoints it; keeping the
+            // rollback journal writes nothing by itself, so setting the header's user version does.
+            let db = try Database(path: aside, busyTimeout: busyTimeout, mode: .migrating(switchingToWAL: journalMode == .wal))
+            if journalMode == .keep { try db.execute("PRAGMA user_version = 0") }
         }
         // link, unlike rename, never replaces: a database another process created meanwhile wins.
         if link(aside, path) != 0, errno != EEXIST {

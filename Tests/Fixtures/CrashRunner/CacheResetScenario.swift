@@ -78,9 +78,10 @@ final class PlanningRendezvousStore: MigrationStore {
 
     func readRecords() throws -> [String: MigrationRecord] {
         try Data().write(to: mine)
-        let deadline = Date().addingTimeInterval(30)
+        // A safety net, not a deadline: the other process plans when a loaded machine lets it.
+        let bound = Date().addingTimeInterval(600)
         while !FileManager.default.fileExists(atPath: theirs.path) {
-            guard Date() < deadline else { throw ScenarioError(message: "\(theirs.path) did not appear within 30 s") }
+            guard Date() < bound else { throw ScenarioError(message: "\(theirs.path) did not appear within 600 s") }
             Thread.sleep(forTimeInterval: 0.000_5)
         }
         if delay > 0 { Thread.sleep(forTimeInterval: delay) }

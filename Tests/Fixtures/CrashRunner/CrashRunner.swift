@@ -61,12 +61,12 @@ struct CrashRunner {
                 }
                 guard arguments.isEmpty else { usage() }
                 coordinator = try scenario.coordinator()
-                if let gate { try waitForFile(gate, seconds: 30) }
+                if let gate { try waitForFile(gate, seconds: eventWaitBound) }
             case "open":
                 // Opens the scenario's database once the gate file exists, as every process of
                 // an app and its extensions launching together does first.
                 guard arguments.count == 1 else { usage() }
-                try waitForFile(URL(fileURLWithPath: arguments[0]), seconds: 30)
+                try waitForFile(URL(fileURLWithPath: arguments[0]), seconds: eventWaitBound)
                 let store = SQLiteStore(url: scenario.databaseURL)
                 try store.write { _ in }
                 print("opened, \(try store.readRecords().count) managers")
@@ -81,12 +81,12 @@ struct CrashRunner {
                     try touch(marker)
                     // Killed long before this; the bound only keeps a forgotten process from
                     // holding the lock forever.
-                    Thread.sleep(forTimeInterval: 120)
+                    Thread.sleep(forTimeInterval: 600)
                     throw ScenarioError(message: "hold: nobody killed this process")
                 }
             case "rendezvous":
                 guard (3...4).contains(arguments.count) else { usage() }
-                let patience = arguments.count == 4 ? Double(arguments[3]) ?? 30 : 30
+                let patience = arguments.count == 4 ? Double(arguments[3]) ?? eventWaitBound : eventWaitBound
                 let mine = URL(fileURLWithPath: arguments[1]), theirs = URL(fileURLWithPath: arguments[2])
                 coordinator = try oneStep(on: arguments[0], in: scenario, manager: "rendezvous") {
                     try touch(mine)
@@ -104,7 +104,7 @@ struct CrashRunner {
                     reset.delay = delay
                 }
                 coordinator = try reset.coordinator()
-                try waitForFile(URL(fileURLWithPath: arguments[0]), seconds: 30)
+                try waitForFile(URL(fileURLWithPath: arguments[0]), seconds: eventWaitBound)
             default:
                 usage()
             }
@@ -151,6 +151,10 @@ struct CrashRunner {
     private static func touch(_ url: URL) throws {
         try Data().write(to: url)
     }
+
+    /// How long the runner waits for a file the test or another runner makes: a safety net, not
+    /// a deadline, since a loaded machine may start the other process late.
+    private static let eventWaitBound: TimeInterval = 600
 
     private static func waitForFile(_ url: URL, seconds: TimeInterval) throws {
         let deadline = Date().addingTimeInterval(seconds)

@@ -44,7 +44,8 @@ struct ReplicaRunner {
         let coordinator: MigrationCoordinator
         do {
             coordinator = try scenario.coordinator()
-            if let gate { try waitForFile(gate, seconds: 30) }
+            // A safety net, not a deadline: the test opens the gate once every replica has started.
+            if let gate { try waitForFile(gate, seconds: 600) }
         } catch {
             fail(status: 2, error)
         }

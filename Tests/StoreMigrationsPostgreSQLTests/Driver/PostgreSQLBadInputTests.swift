@@ -21,7 +21,9 @@ import TestSupport
         #expect(error.store == store.description)
         #expect(error.message.contains("password authentication failed for user \"postgres\""))
         #expect(!error.description.contains("wrong"))
-        #expect(throws: MigrationError.self) { try coordinator(store).run() }
+        #expect(error.action == "Nothing was changed. Check the user and password the store connects with.")
+        let planning = try #require(throws: MigrationError.self) { try coordinator(store).run() }
+        #expect(planning.description == "The level of manager \"service\" cannot be read. \(error)")
         #expect(try database.tables() == [])
         // The right password over the same route works.
         let good = try PostgreSQLStore(database.server.tcpConnectionString(database: database.name))
@@ -34,13 +36,37 @@ import TestSupport
         let error = try #require(throws: PostgreSQLError.self) { try store.readRecords() }
         #expect(error.kind == .connectionFailed)
         #expect(error.store == "PostgreSQL database app on 127.0.0.1:\(port), schema public")
-        #expect(error.message.contains("Connection refused"))
-        #expect(error.description.contains("Check that the server runs"))
+        // libpq's "Is the server running on that host …?" hint line is left out: the action says it.
+        let failure = "Could not connect to PostgreSQL database app on 127.0.0.1:\(port), schema public: connection to "
+            + "server at \"127.0.0.1\", port \(port) failed: Connection refused. Nothing was changed. Check that the "
+            + "server runs and that the host and port are right."
+        #expect(error.description == failure)
+        // Planning names the store and says nothing was changed once, through the store's own message.
         let planning = try #require(throws: MigrationError.self) { try coordinator(store).plan() }
-        guard case .unreadableState = planning else {
-            Issue.record("planning threw \(planning)")
-            return
-        }
+        #expect(planning == .unreadableState(manager: "service", store: store.description, reason: failure))
+        #expect(planning.description == "The level of manager \"service\" cannot be read. " + failure)
+    }
+
+    @Test func aMissingSocketSaysOneCauseAndOneAction() throws {
+        let folder = try TemporaryFolder()
+        let store = try PostgreSQLStore("host=\(folder.url.path) port=5432 dbname=app user=app")
+        let error = try #require(throws: PostgreSQLError.self) { try store.readRecords() }
+        #expect(error.description == "Could not connect to PostgreSQL database app on \(folder.url.path):5432, schema "
+            + "public: connection to server on socket \"\(folder.url.path)/.s.PGSQL.5432\" failed: No such file or "
+            + "directory. Nothing was changed. Check that the server runs and that the host and port are right.")
+    }
+
+    @Test func anUnknownRoleIsAdvisedAboutTheRoleNotTheHost() throws {
+        let server = try PostgreSQLServer.start()
+        let socket = server.socketDirectory.path
+        let store = try PostgreSQLStore("host=\(socket) port=\(server.port) user=no_such_role dbname=postgres")
+        let error = try #require(throws: PostgreSQLError.self) { try store.readRecords() }
+        #expect(error.kind == .connectionFailed)
+        #expect(error.sqlState == "28000")
+        #expect(error.description == "Could not connect to PostgreSQL database postgres on \(socket):\(server.port), "
+            + "schema public: connection to server on socket \"\(socket)/.s.PGSQL.\(server.port)\" failed: role "
+            + "\"no_such_role\" does not exist. SQLSTATE 28000. Nothing was changed. Connect as an existing role, or "
+            + "create this one (CREATE ROLE … LOGIN).")
     }
 
     @Test func aConnectionStringThatDoesNotParseIsATypedErrorWithoutItsPassword() throws {

@@ -104,7 +104,7 @@ import TestSupport
                 if started.values.isEmpty {
                     started.append(1)
                     firstRow.signal()
-                    _ = cancelled.wait(timeout: .now() + 30)
+                    _ = cancelled.waitForEvent()
                 }
                 return ["v": 1]
             }

@@ -142,21 +142,22 @@ import TestSupport
         #expect(launch.steps.map(\.outcome) == [.applied, .deferred])
         #expect(try callCounts() == ["0": "\(Self.rows)"])
 
-        // The app inserts rows after the launch, batch after batch of the background run: rows
-        // with higher keys, which the transform reaches later, and its own updates of a column
-        // the transform does not touch.
-        let batches = DispatchSemaphore(value: 0)
-        coordinator.observer = { event in if case .batchCommitted = event { batches.signal() } }
-        let handle = coordinator.runDeferred(queue: DispatchQueue(label: "test"))
+        // The app inserts a row between each of the first ten batches of the background run, on a
+        // connection of its own (the observer hears of a batch once it has committed): rows with
+        // higher keys, which the transform reaches later.
         let app = SQLiteStore(url: url)
-        for added in 1...10 {
-            #expect(batches.wait(timeout: .now() + 600) == .success)
-            try app.write { db in
-                try db.execute(
-                    "INSERT INTO item(id, value) VALUES (?, ?)",
-                    arguments: [.integer(Int64(Self.rows + added)), .integer(Int64(Self.rows + added))])
+        let added = Locked(0)
+        coordinator.observer = { event in
+            guard case .batchCommitted = event, added.value < 10 else { return }
+            added.value += 1
+            let id = Int64(Self.rows + added.value)
+            do {
+                try app.write { db in try db.execute("INSERT INTO item(id, value) VALUES (?, ?)", arguments: [.integer(id), .integer(id)]) }
+            } catch {
+                Issue.record("the app's insert failed: \(error)")
             }
         }
+        let handle = coordinator.runDeferred(queue: DispatchQueue(label: "test"))
         #expect(try handle.wait().steps.map(\.outcome) == [.applied])
         #expect(try callCounts() == ["1": "\(Self.rows + 10)"], "every row, the app's included, transformed once")
     }

@@ -26,7 +26,7 @@ struct DurableWriteOrderTests {
                         "-e", "trace=openat,open,creat,write,pwrite64,fsync,fdatasync,rename,renameat,renameat2,truncate,ftruncate",
                         runner.url.path, "step", folder.file("stores").path, store],
             logs: folder.url)
-        let exit = try #require(child.wait(timeout: 60), "the traced step ran past 60 s")
+        let exit = try #require(child.wait(timeout: eventWaitBound), "the traced step never ended")
         try #require(exit.status == 0, "\(exit)")
         let lines = try String(contentsOf: traceURL, encoding: .utf8).split(separator: "\n").map(String.init)
         return lines.enumerated().compactMap { index, line in

@@ -53,7 +53,7 @@ import TestSupport
         registerLogging(["1"], on: try coordinator.manager("a", store: Store([])))
         let done = DispatchSemaphore(value: 0)
         let handle = coordinator.run(queue: DispatchQueue(label: "test")) { _ in done.signal() }
-        #expect(done.wait(timeout: .now() + 10) == .success)
+        #expect(done.waitForEvent())
         #expect(handle.progress.fractionCompleted == 1)
     }
 
@@ -183,20 +183,20 @@ import TestSupport
         }
         let a = try coordinator.manager("a", store: Store([]))
         a.register("1") { _ in
-            guard bStarted.wait(timeout: .now() + 10) == .success else { throw TestFailure(message: "b@1 never ran alongside") }
+            guard bStarted.waitForEvent() else { throw TestFailure(message: "b@1 never ran alongside") }
             throw TestFailure(message: "a@1 broke")
         }
         registerLogging(["2"], on: a)
         try coordinator.manager("b", store: Store([])).register("1") { _ in
             bStarted.signal()
-            _ = skipBeingDelivered.wait(timeout: .now() + 10)
+            _ = skipBeingDelivered.waitForEvent()
         }
         coordinator.run(queue: DispatchQueue(label: "ObservabilityTests.completion")) { _ in
             completed.signal()
             done.signal()
         }
-        #expect(done.wait(timeout: .now() + 20) == .success)
-        #expect(told.wait(timeout: .now() + 20) == .success)
+        #expect(done.waitForEvent())
+        #expect(told.waitForEvent())
         #expect(late.all.isEmpty)
     }
 

@@ -87,7 +87,8 @@ import TestSupport
             registerLogging(["1", "2"], on: managers["b"]!, dependsOn: ["2": [.migration(manager: "a", version: "1.1")]])
             let cycle: [MigrationReference] = [.migration(manager: "a", version: "1.1"), .migration(manager: "b", version: "2"), .migration(manager: "a", version: "1.1")]
             #expect(throws: MigrationError.cycle(cycle)) { try coordinator.plan() }
-            #expect(MigrationError.cycle(cycle).description == "Migrations form a cycle: a@1.1 → b@2 → a@1.1. Remove one of these dependencies.")
+            #expect(MigrationError.cycle(cycle).description
+                == "Migrations form a cycle: a@1.1 → b@2 → a@1.1. Remove one of these dependencies: b@2 on a@1.1, a@1.1 on b@2.")
         }
     }
 
@@ -95,9 +96,12 @@ import TestSupport
         let coordinator = coordinator("3")
         let a = try coordinator.manager("a", store: InMemoryStore([String]()))
         registerLogging(["1", "2", "3"], on: a, dependsOn: ["1": [a.migration("3")]])
-        #expect(throws: MigrationError.cycle([a.migration("1"), a.migration("2"), a.migration("3"), a.migration("1")])) {
+        let error = #expect(throws: MigrationError.cycle([a.migration("1"), a.migration("2"), a.migration("3"), a.migration("1")])) {
             try coordinator.plan()
         }
+        // The version order cannot be removed: only the declared dependency is named.
+        #expect(error?.description == "Migrations form a cycle: a@1 → a@2 → a@3 → a@1 (a@1 → a@2 and a@2 → a@3 are "
+            + "version order). Remove the dependency of a@1 on a@3.")
     }
 
     @Test func cycleAcrossThreeStoresAmongValidNodes() throws {
@@ -108,9 +112,11 @@ import TestSupport
         registerLogging(["1", "2"], on: x, dependsOn: ["2": [z.migration("1")]])
         registerLogging(["1"], on: y, dependsOn: ["1": [x.migration("2")]])
         registerLogging(["1", "2"], on: z, dependsOn: ["1": [y.migration("1")]])
-        #expect(throws: MigrationError.cycle([x.migration("2"), y.migration("1"), z.migration("1"), x.migration("2")])) {
+        let error = #expect(throws: MigrationError.cycle([x.migration("2"), y.migration("1"), z.migration("1"), x.migration("2")])) {
             try coordinator.plan()
         }
+        #expect(error?.description == "Migrations form a cycle: x@2 → y@1 → z@1 → x@2. Remove one of these dependencies: "
+            + "y@1 on x@2, z@1 on y@1, x@2 on z@1.")
     }
 
     @Test func appVersionWithSubMigrationIsRejected() throws {
@@ -167,7 +173,8 @@ import TestSupport
             registerLogging(["1"], on: b, dependsOn: ["1": [a.migration("1.1-1")]])
             let expected: [MigrationReference] = [a.migration("1.1"), a.migration("1.1-1"), b.migration("1"), a.migration("1.1")]
             #expect(throws: MigrationError.cycle(expected)) { try coordinator.plan() }
-            #expect(MigrationError.cycle(expected).description.hasPrefix("Migrations form a cycle: a@1.1 → a@1.1-1 → b@1 → a@1.1."))
+            #expect(MigrationError.cycle(expected).description == "Migrations form a cycle: a@1.1 → a@1.1-1 → b@1 → a@1.1 "
+                + "(a@1.1 → a@1.1-1 is version order). Remove one of these dependencies: b@1 on a@1.1-1, a@1.1 on b@1.")
         }
     }
 
@@ -175,7 +182,8 @@ import TestSupport
         let coordinator = MigrationCoordinator(appVersion: "2")
         let a = try coordinator.manager("a", store: Store([]))
         registerLogging(["1", "2"], on: a, dependsOn: ["2": [a.migration("2")]])
-        #expect(throws: MigrationError.cycle([a.migration("2"), a.migration("2")])) { try coordinator.plan() }
+        let error = #expect(throws: MigrationError.cycle([a.migration("2"), a.migration("2")])) { try coordinator.plan() }
+        #expect(error?.description == "Migrations form a cycle: a@2 → a@2. Remove the dependency of a@2 on itself.")
 
         let valid = MigrationCoordinator(appVersion: "2")
         let b = try valid.manager("b", store: Store([]))

@@ -397,9 +397,9 @@ import TestSupport
         let first = try coordinator(), second = try coordinator()
         let firstDone = DispatchSemaphore(value: 0)
         first.run(queue: DispatchQueue(label: "LevelPolicyTests.first")) { _ in firstDone.signal() }
-        #expect(firstEntered.wait(timeout: .now() + 10) == .success)
+        #expect(firstEntered.waitForEvent())
         _ = try? second.run()
-        #expect(firstDone.wait(timeout: .now() + 10) == .success)
+        #expect(firstDone.waitForEvent())
         #expect(calls.all == ["hook 1 → 2"])
         #expect(store.recordedStates["prefs"] == LevelState(level: "1", appVersion: "2"))
     }

@@ -32,7 +32,7 @@ import TestSupport
 
         // first@1.0 and other@1.0 each wait, inside their store's transaction, for the other to
         // arrive: both arrive only if the two stores run at once.
-        let rendezvous = Rendezvous("first", "other", timeout: 10)
+        let rendezvous = Rendezvous("first", "other", timeout: eventWaitBound)
         let versions: [Version] = ["1.0", "1.1", "1.2", "1.3"]
         register(versions, on: first, ["1.0": { rendezvous.arrive("first") }])
         register(versions, on: second)

@@ -34,12 +34,12 @@ import TestSupport
         let b = try coordinator.manager("b", store: Store([]))
         a.register("1") { log in
             aStarted.signal()
-            guard bStarted.wait(timeout: .now() + 10) == .success else { throw TestFailure(message: "b never overlapped a") }
+            guard bStarted.waitForEvent() else { throw TestFailure(message: "b never overlapped a") }
             log.append("a")
         }
         b.register("1") { log in
             bStarted.signal()
-            guard aStarted.wait(timeout: .now() + 10) == .success else { throw TestFailure(message: "a never overlapped b") }
+            guard aStarted.waitForEvent() else { throw TestFailure(message: "a never overlapped b") }
             log.append("b")
         }
         let report = try coordinator.run()
@@ -178,7 +178,7 @@ import TestSupport
         let a = try coordinator.manager("a", store: store)
         a.register("1") { log in
             started.signal()
-            _ = release.wait(timeout: .now() + 10)
+            _ = release.waitForEvent()
             log.append("a@1")
         }
         registerLogging(["2"], on: a)
@@ -189,10 +189,10 @@ import TestSupport
             result.set(outcome)
             done.signal()
         }
-        #expect(started.wait(timeout: .now() + 10) == .success)
+        #expect(started.waitForEvent())
         handle.cancel()
         release.signal()
-        #expect(done.wait(timeout: .now() + 10) == .success)
+        #expect(done.waitForEvent())
         let report = try #require(result.error as? MigrationRunError, "\(String(describing: result.report))").report
         #expect(report.steps.map(\.outcome) == [.applied, .cancelled, .cancelled])
         #expect(store.contents == ["a@1"])
@@ -245,7 +245,7 @@ import TestSupport
         }
         registerLogging(["2"], on: a)
         let task = Task { try await coordinator.run() }
-        _ = await Task.detached { started.wait(timeout: .now() + 10) }.value
+        _ = await Task.detached { started.waitForEvent() }.value
         task.cancel()
         let error = await #expect(throws: MigrationRunError.self) { try await task.value }
         #expect(error?.report.steps.map(\.outcome) == [.failed(message: "CancellationError()"), .cancelled])
@@ -265,7 +265,7 @@ import TestSupport
             onQueue.set(result)
             done.signal()
         }
-        #expect(done.wait(timeout: .now() + 10) == .success)
+        #expect(done.waitForEvent())
         #expect(onQueue.flag)
         #expect(onQueue.report?.didRunAnything == true)
     }
@@ -354,13 +354,13 @@ import TestSupport
         let a = try coordinator.manager("a", store: Store([]))
         let b = try coordinator.manager("b", store: Store([]))
         a.register("1") { _ in
-            guard bStarted.wait(timeout: .now() + 10) == .success else { throw TestFailure(message: "b@1 never ran alongside") }
+            guard bStarted.waitForEvent() else { throw TestFailure(message: "b@1 never ran alongside") }
             throw TestFailure(message: "a@1 broke")
         }
         registerLogging(["2"], on: a)
         b.register("1") { applied in
             bStarted.signal()
-            guard stopped.wait(timeout: .now() + 10) == .success else { throw TestFailure(message: "the run never stopped") }
+            guard stopped.waitForEvent() else { throw TestFailure(message: "the run never stopped") }
             applied.append("b@1")
         }
         registerLogging(["2"], on: b)

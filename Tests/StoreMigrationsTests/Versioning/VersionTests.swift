@@ -48,6 +48,72 @@ import TestSupport
         #expect(Version(text) == nil)
     }
 
+    // MARK: A literal that is not a version
+
+    /// Swift reads `Version("v2")` with a literal as the literal `"v2" as Version`, whatever
+    /// initializers exist: a typo there must not crash, and text in a `String` still gives `nil`.
+    @Test func aLiteralTypoNeverTrapsAndTextGivesNil() {
+        let typo = Version("v2")
+        #expect(!typo.isValid)
+        #expect(typo.description == "v2")
+        #expect(typo.parseError == VersionError(text: "v2", reason: "'v' at offset 0 is not allowed here"))
+        let text = "v2"
+        #expect(Version(text) == nil)
+        #expect(Version(String("1.x")) == nil)
+        let literal: Version = "2.0"
+        #expect(literal.isValid && literal == 2 && literal.description == "2.0")
+        #expect(Version("1.2").isValid && Version("1.2") == (try? Version(parsing: "1.2")))
+        #expect(Version(123_456_789_012).isValid)
+    }
+
+    @Test func literalsThatAreNotVersionsCompareByTextBeforeEveryVersion() {
+        let versions: [Version] = ["2", "v2", "1.x", "0", "1.1-1", "v2"]
+        #expect(versions.sorted().map(\.description) == ["1.x", "v2", "v2", "0", "1.1-1", "2"])
+        #expect(Version("v2") == Version("v2"))
+        #expect(Version("v2") != Version("v3") && Version("v2") != Version("0"))
+        #expect(Set<Version>(["v2", "v2", "v3", "0"]).count == 3)
+        #expect(Version("v2").base == Version("v2") && !Version("v2").isSubMigration)
+    }
+
+    @Test func aLiteralThatIsNotAVersionIsRefusedBeforeAnythingRuns() throws {
+        let expected = MigrationError.invalidVersion(text: "1.x", reason: "'x' at offset 2 is not allowed here", manager: "settings")
+        #expect(expected.description == "Version \"1.x\" of manager \"settings\" is not a version: 'x' at offset 2 is not "
+            + "allowed here. Nothing was migrated. Correct the literal to dot-separated non-negative integers with an "
+            + "optional sub-migration number, such as \"2\", \"1.2.5\" or \"1.1-2\".")
+        let ran = TestLog()
+
+        // Registered.
+        var coordinator = MigrationCoordinator(appVersion: "2")
+        var store = Store([])
+        var settings = try coordinator.manager("settings", store: store)
+        for version: Version in ["1", "1.x", "2"] { settings.register(version) { _ in ran.append("\(version)") } }
+        #expect(throws: expected) { try coordinator.plan() }
+        #expect(throws: expected) { try coordinator.run() }
+
+        // Depended on.
+        coordinator = MigrationCoordinator(appVersion: "2")
+        settings = try coordinator.manager("settings", store: store)
+        settings.register("1") { _ in ran.append("1") }
+        try coordinator.manager("library", store: Store([])).register("2", dependsOn: [settings.migration("1.x")]) { _ in
+            ran.append("library@2")
+        }
+        #expect(throws: expected) { try coordinator.run() }
+
+        // As the baseline: nothing is recorded.
+        #expect(throws: expected) { try settings.baseline(at: "1.x") }
+        #expect(store.recordedStates.isEmpty)
+
+        // As the app version.
+        coordinator = MigrationCoordinator(appVersion: "2.0beta")
+        store = Store([])
+        try coordinator.manager("settings", store: store).register("1") { _ in ran.append("1") }
+        let app = MigrationError.invalidVersion(text: "2.0beta", reason: "'b' at offset 3 is not allowed here", manager: nil)
+        #expect(app.description.hasPrefix("App version \"2.0beta\" is not a version: 'b' at offset 3 is not allowed here. "))
+        #expect(throws: app) { try coordinator.run() }
+        #expect(ran.entries.isEmpty)
+        #expect(store.recordedStates.isEmpty)
+    }
+
     @Test func errorMessageSaysWhereAndWhat() {
         #expect(throws: VersionError(text: "1.1a", reason: "'a' at offset 3 is not allowed here")) {
             try Version(parsing: "1.1a")

@@ -64,8 +64,12 @@ import Foundation
 ///   reads as an empty domain, records included. This store calls `synchronize()` after each
 ///   write on Linux so that a step counts only once it is on disk.
 /// - **A damaged domain.** `UserDefaults` reads a property list it cannot parse as an empty
-///   domain, without telling anyone, so the store sees a first launch there. Records it can read
-///   but that are malformed are a ``UserDefaultsStoreError``, never a first launch.
+///   domain, without telling anyone. On Linux the store therefore parses the domain's file
+///   itself before reading it: a file that exists but is empty, cut short or not a dictionary is
+///   ``UserDefaultsStoreError/damagedDomain(suite:file:reason:migration:)`` before any body runs,
+///   never a first launch. On Apple platforms the preferences daemon reads the file and hands
+///   over no error, so a damaged domain still reads as empty there. Records that parse but are
+///   malformed are a ``UserDefaultsStoreError`` everywhere.
 /// - **Dates.** Linux's Foundation stores XML property lists, which keep dates to the whole
 ///   second; Apple platforms keep full precision.
 public final class UserDefaultsStore: MigrationStore {
@@ -165,6 +169,9 @@ public final class UserDefaultsStore: MigrationStore {
     }
 
     private func load() throws -> Snapshot {
+        #if !canImport(Darwin)
+        try checkDomainFileParses()
+        #endif
         let raw = try defaults().persistentDomain(forName: domainName) ?? [:]
         var domain: [String: Any] = [:]
         var values: [String: PreferenceValue] = [:]
@@ -186,6 +193,36 @@ public final class UserDefaultsStore: MigrationStore {
         }
         return Snapshot(domain: domain, preferences: Preferences(values), storedRecords: storedRecords, domainName: domainName)
     }
+
+    #if !canImport(Darwin)
+    /// Where swift-corelibs-foundation keeps the domain: beside an absolute suite path, else in
+    /// the XDG config home (`$XDG_CONFIG_HOME` when it is absolute, otherwise `~/.config`).
+    var domainFile: URL {
+        if domainName.hasPrefix("/") { return URL(fileURLWithPath: domainName + ".plist") }
+        let environment = ProcessInfo.processInfo.environment
+        let configHome = environment["XDG_CONFIG_HOME"].flatMap { $0.hasPrefix("/") ? URL(fileURLWithPath: $0) : nil }
+            ?? URL(fileURLWithPath: environment["HOME"] ?? NSHomeDirectory()).appendingPathComponent(".config")
+        return configHome.appendingPathComponent(domainName + ".plist")
+    }
+
+    /// Foundation reads a file it cannot parse as an empty domain, records included, which would
+    /// run every migration again on empty defaults; a missing file is a domain never written.
+    private func checkDomainFileParses() throws {
+        let file = domainFile
+        guard FileManager.default.fileExists(atPath: file.path) else { return }
+        func damaged(_ reason: String) -> UserDefaultsStoreError {
+            .damagedDomain(suite: domainName, file: file.path, reason: reason, migration: nil)
+        }
+        guard let data = try? Data(contentsOf: file) else { throw damaged("cannot be read") }
+        // Foundation removes the file when the domain becomes empty, so an empty file is a write
+        // cut short, not an empty domain.
+        guard !data.isEmpty else { throw damaged("is empty") }
+        guard let plist = try? PropertyListSerialization.propertyList(from: data, format: nil) else {
+            throw damaged("is not a property list")
+        }
+        guard plist is [String: Any] else { throw damaged("holds no dictionary") }
+    }
+    #endif
 
     private func save(_ preferences: Preferences, records: RecordFileCodec, replacing old: [String: Any]) throws {
         guard preferences.values[Self.levelsKey] == nil else {

@@ -23,6 +23,9 @@ public enum UserDefaultsStoreError: Error, Sendable, Hashable, CustomStringConve
     case nullValue(suite: String, key: PreferenceKeyPath, migration: MigrationReference?)
     /// A migration stored a value under ``UserDefaultsStore/levelsKey``, which the store reserves.
     case reservedKey(suite: String, migration: MigrationReference?)
+    /// The domain's property list `file` exists but does not parse (Linux), as a kill during
+    /// Foundation's in-place rewrite leaves it; Foundation would read it as empty defaults.
+    case damagedDomain(suite: String, file: String, reason: String, migration: MigrationReference?)
     /// `synchronize()` reported that the domain could not be written to disk (Linux); the domain
     /// was put back as it was.
     case writeFailed(suite: String, migration: MigrationReference?)
@@ -52,6 +55,11 @@ public enum UserDefaultsStoreError: Error, Sendable, Hashable, CustomStringConve
             return "Migration \(migration.map(\.description) ?? "(none)") stored a value under "
                 + "\"\(UserDefaultsStore.levelsKey)\", the key where user defaults suite \(suite) keeps "
                 + "the migration levels. Nothing was written. Use another key."
+        case let .damagedDomain(suite, file, reason, migration):
+            return "User defaults suite \(suite)\(Self.during(migration)) is kept in \(file), which "
+                + "\(reason); Foundation would read it as empty defaults. Nothing was migrated and the "
+                + "file was left as it is. Restore the file from a backup; delete it only to start the "
+                + "suite over with empty defaults (its migrations then run again)."
         case let .writeFailed(suite, migration):
             return "User defaults suite \(suite) could not be written to disk\(Self.during(migration)). "
                 + "Nothing was migrated and the defaults were put back as they were. Check that the "
@@ -80,9 +88,12 @@ extension UserDefaultsStoreError: MigrationAttributableError {
             return Self.nullValue(suite: suite, key: key, migration: migration)
         case let .reservedKey(suite, nil):
             return Self.reservedKey(suite: suite, migration: migration)
+        case let .damagedDomain(suite, file, reason, nil):
+            return Self.damagedDomain(suite: suite, file: file, reason: reason, migration: migration)
         case let .writeFailed(suite, nil):
             return Self.writeFailed(suite: suite, migration: migration)
-        case .unavailableSuite, .invalidLevels, .unsupportedValue, .nullValue, .reservedKey, .writeFailed:
+        case .unavailableSuite, .invalidLevels, .unsupportedValue, .nullValue, .reservedKey, .damagedDomain,
+            .writeFailed:
             return self
         }
     }

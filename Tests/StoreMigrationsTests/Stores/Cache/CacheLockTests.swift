@@ -46,8 +46,8 @@ import Glibc
     /// another process) tries to take the lock: the second gets in only once the step is done,
     /// and then sees its record.
     @Test func aSecondStoreWaitsWhileAStepRemovesAndRecreatesTheDirectory() throws {
-        let first = CacheStore(directory: directory, lockTimeout: .seconds(20))
-        let second = CacheStore(directory: directory, lockTimeout: .seconds(20))
+        let first = CacheStore(directory: directory, lockTimeout: .seconds(eventWaitBound))
+        let second = CacheStore(directory: directory, lockTimeout: .seconds(eventWaitBound))
         try first.apply(storeMigration("thumbnails", "1.0") { (cache: inout CacheDirectory) in
             try Data("old".utf8).write(to: cache.fileURL(for: "old.png"))
         })
@@ -59,7 +59,7 @@ import Glibc
         let directory = directory
         let secondStep = SendableBox<Result<StepOutcome, any Error>>()
         DispatchQueue.global().async {
-            _ = removed.wait(timeout: .now() + 20)
+            _ = removed.waitForEvent()
             log.append("second: taking the lock")
             secondIsTrying.signal()
             secondStep.value = Result {
@@ -76,7 +76,7 @@ import Glibc
             try FileManager.default.removeItem(at: directory)
             log.append("first: removed the directory")
             removed.signal()
-            _ = secondIsTrying.wait(timeout: .now() + 20)
+            _ = secondIsTrying.waitForEvent()
             // The second store is now waiting for the lock, or (if it could take it) inside.
             Thread.sleep(forTimeInterval: 0.2)
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: false)
@@ -85,7 +85,7 @@ import Glibc
         })
         log.append("first: done")
         #expect(outcome == .applied)
-        #expect(secondDone.wait(timeout: .now() + 20) == .success)
+        #expect(secondDone.waitForEvent())
 
         #expect(try secondStep.value?.get() == .applied)
         #expect(log.all == [

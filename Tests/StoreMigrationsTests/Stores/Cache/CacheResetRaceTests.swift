@@ -44,7 +44,7 @@ import TestSupport
             try runner.start(["cache-reset", directory.path, gate.path, planned.1.path, planned.0.path, "\(delay)"], logs: logs),
         ]
         try Data().write(to: gate)
-        let exits = children.map { $0.wait(timeout: 60) ?? $0.kill() }
+        let exits = children.map { $0.wait(timeout: eventWaitBound) ?? $0.kill() }
         for exit in exits { #expect(exit.succeeded, "\(exit)") }
 
         // Both planned the reset; each step applied in exactly one process.

@@ -32,6 +32,22 @@ import Glibc
         try Data(contentsOf: url)
     }
 
+    /// The run's message names the protected file once: the store's description says which file
+    /// it is, and neither the file's own error nor the run's repeats it.
+    @Test func aProtectedFileIsNamedOnceInTheRunsMessage() throws {
+        try write("{}")
+        #expect(chmod(url.path, 0o444) == 0)
+        let coordinator = MigrationCoordinator(appVersion: "1")
+        try coordinator.manager("settings", store: store()).register("1") { prefs in try prefs.set(1, for: "a") }
+        let error = #expect(throws: MigrationRunError.self) { try coordinator.run() }
+        #expect(error?.description == "Migration settings@1 failed: Will not replace the protected preferences file "
+            + "\(url.path) during migration settings@1: it has no write permission (mode 444). Nothing was migrated "
+            + "and the file was left as it is: the store never replaces a file its owner protected. Make it writable "
+            + "for this process (chmod u+w, or run as its owner) and launch again. Its level stays at none. Applied "
+            + "steps stay applied; fix the cause and run again: the next run resumes where this one stopped.")
+        #expect(try bytes() == Data("{}".utf8))
+    }
+
     // MARK: Applying
 
     @Test func applyWritesDataAndLevelTogether() throws {

@@ -200,6 +200,51 @@ import TestSupport
         #expect(migration == .migration(manager: "settings", version: "1.1"))
     }
 
+    #if !canImport(Darwin)
+    /// Foundation reads a property list it cannot parse as an empty domain; a launch after a kill
+    /// cut its in-place rewrite short must refuse instead of running every migration again.
+    @Test(arguments: [
+        ("cut short", "is not a property list"), ("empty", "is empty"), ("an array", "holds no dictionary"),
+    ])
+    func aDamagedDomainFileIsATypedErrorBeforeAnyBodyRuns(damage: String, reason: String) throws {
+        seed(["keep": 1, UserDefaultsStore.levelsKey: ["settings": ["level": "1.0", "applied": ["1.0"]]]])
+        let file = URL(fileURLWithPath: suite + ".plist")
+        #expect(store().domainFile == file)
+        let good = try fileBytes()
+        let damaged: Data = switch damage {
+        case "cut short": good.prefix(good.count / 2)
+        case "empty": Data()
+        default: try PropertyListSerialization.data(fromPropertyList: ["keep"], format: .xml, options: 0)
+        }
+        try damaged.write(to: file)
+        let expected = UserDefaultsStoreError.damagedDomain(suite: suite, file: file.path, reason: reason, migration: nil)
+        #expect(expected.description == "User defaults suite \(suite) is kept in \(file.path), which \(reason); "
+            + "Foundation would read it as empty defaults. Nothing was migrated and the file was left as it is. "
+            + "Restore the file from a backup; delete it only to start the suite over with empty defaults (its "
+            + "migrations then run again).")
+        #expect(throws: expected) { try store().readRecords() }
+        #expect(throws: expected) { try store().read() }
+
+        let ran = TestLog()
+        let (coordinator, _) = try coordinator("2.0", versions: ["1.0", "1.1", "2.0"], ran: ran)
+        let planned = MigrationError.unreadableState(manager: "settings", store: store().description, reason: expected.description)
+        #expect(throws: planned) { try coordinator.plan() }
+        #expect(throws: planned) { try coordinator.run() }
+        #expect(throws: UserDefaultsStoreError.damagedDomain(
+            suite: suite, file: file.path, reason: reason, migration: .migration(manager: "settings", version: "1.1"))) {
+            try store().apply(storeMigration("settings", "1.1") { (_: inout Preferences) in ran.append("step") })
+        }
+        #expect(ran.entries.isEmpty)
+        #expect(try fileBytes() == damaged)
+    }
+
+    @Test func aDomainNeverWrittenIsAFirstLaunch() throws {
+        #expect(!FileManager.default.fileExists(atPath: store().domainFile.path))
+        #expect(try store().readRecords().isEmpty)
+        #expect(try store().read() == Preferences([:]))
+    }
+    #endif
+
     // MARK: Policies
 
     @Test func aNewerDomainIsRefusedIgnoredOrNotReset() throws {
@@ -307,6 +352,9 @@ import TestSupport
         }
         let store = UserDefaultsStore(suiteName: name)
         #expect(store.domainName == name)
+        #if !canImport(Darwin)
+        #expect(store.domainFile == file)
+        #endif
         try store.apply(storeMigration("settings", "1") { (prefs: inout Preferences) in try prefs.set("x", for: "y") })
         #expect(try UserDefaultsStore(suiteName: name).read() == Preferences(["y": "x"]))
         if let file {
