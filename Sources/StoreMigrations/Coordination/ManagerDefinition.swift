@@ -2,14 +2,6 @@
 /// its migrations sorted by version, its policies, and one closure that carries out a step on
 /// its store through the ``StepExecutor``. A class, so that running a step copies nothing.
 final class ManagerDefinition: Sendable {
-    /// A step to carry out on the manager's store.
-    enum Request {
-        case migrate(position: Int)
-        case baseline(Version)
-        case reset(newerThan: Version)
-        case appVersionChange(Version)
-    }
-
     let name: String
     let storeDescription: String
     let identity: StoreIdentity
@@ -25,7 +17,7 @@ final class ManagerDefinition: Sendable {
     let readRecords: @Sendable () throws -> [String: MigrationRecord]
     /// The first-launch policy's decision; reads the store for ``FirstLaunchPolicy/decide(_:)``.
     let decideFirstLaunch: @Sendable () throws -> FirstLaunchDecision
-    let perform: @Sendable (Request, StepSource) throws -> StepOutcome
+    let perform: @Sendable (StepWork, StepSource) throws -> StepOutcome
 
     init(
         name: String, storeDescription: String, identity: StoreIdentity, isRebuildable: Bool,
@@ -33,7 +25,7 @@ final class ManagerDefinition: Sendable {
         latePolicy: LateMigrationPolicy, hasHook: Bool,
         readRecords: @escaping @Sendable () throws -> [String: MigrationRecord],
         decideFirstLaunch: @escaping @Sendable () throws -> FirstLaunchDecision,
-        perform: @escaping @Sendable (Request, StepSource) throws -> StepOutcome
+        perform: @escaping @Sendable (StepWork, StepSource) throws -> StepOutcome
     ) {
         self.name = name
         self.storeDescription = storeDescription
@@ -64,6 +56,7 @@ extension MigrationManager {
         var dependencies = snapshot.registrations.dependencies
         var bodies = snapshot.registrations.bodies
         var transactions = snapshot.registrations.transactions
+        var options = snapshot.registrations.options
         // Apps usually register in version order; otherwise a sort that breaks ties by
         // registration order keeps duplicates in that order, so the graph reports them
         // deterministically.
@@ -73,6 +66,7 @@ extension MigrationManager {
             dependencies = order.map { dependencies[$0] }
             bodies = order.map { bodies[$0] }
             transactions = order.map { transactions[$0] }
+            options = order.map { options[$0] }
         }
         let store = self.store
         let name = self.name
@@ -99,24 +93,24 @@ extension MigrationManager {
                     }
                 }
             },
-            perform: { [versions, bodies, transactions] request, source in
-                switch request {
-                case let .migrate(position):
+            perform: { [bodies, transactions, options] work, source in
+                switch work {
+                case let .migrate(position, version):
                     switch bodies[position] {
                     case .plain(let body):
                         return try StepExecutor.migrate(
-                            versions[position], of: name, in: store, source: source, carriesContext: carriesContext,
-                            transaction: transactions[position]
+                            version, of: name, in: store, source: source, carriesContext: carriesContext,
+                            transaction: transactions[position], options: options[position]
                         ) { content, _ in try body(&content) }
                     case .withContext(let body):
                         return try StepExecutor.migrate(
-                            versions[position], of: name, in: store, source: source, carriesContext: carriesContext,
-                            transaction: transactions[position]
+                            version, of: name, in: store, source: source, carriesContext: carriesContext,
+                            transaction: transactions[position], options: options[position]
                         ) { content, context in try body(&content, context()) }
                     case let .batched(batch, size, _):
                         return try StepExecutor.migrateInBatches(
-                            versions[position], of: name, in: store, source: source, carriesContext: carriesContext,
-                            size: size, batch)
+                            version, of: name, in: store, source: source, carriesContext: carriesContext,
+                            size: size, options: options[position], batch)
                     }
                 case let .baseline(version):
                     return try StepExecutor.baseline(version, of: name, in: store, source: source)

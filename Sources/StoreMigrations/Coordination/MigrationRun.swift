@@ -145,16 +145,7 @@ final class MigrationRun: MigrationRunControl, Sendable {
         let start = ContinuousClock.now
         let outcome: Scheduler<StepOutcome>.Outcome
         do {
-            let request: ManagerDefinition.Request
-            let version = executable.plan.steps[index].version
-            switch executable.plan.steps[index].action {
-            case .migrate:
-                request = .migrate(position: executable.stepPositions[index])
-            case .baseline: request = .baseline(version!)
-            case .reset: request = .reset(newerThan: executable.plan.appVersion)
-            case .appVersionChange: request = .appVersionChange(version!)
-            }
-            let result = try manager.perform(request, StepSource(run: self, step: index))
+            let result = try manager.perform(executable.work(ofStep: index), StepSource(run: self, step: index))
             if case .suspended(let progress) = result {
                 observer?(.postponed(executable.plan.steps[index], progress))
                 // Stopped by a cancellation, the run did not do what it was asked: the step ends

@@ -19,9 +19,9 @@ enum ReportBuilder {
             switch result.outcome {
             case .succeeded(.applied):
                 outcome = .applied
-                switch planned.action {
-                case .migrate: levelAfter[manager] = max(levelAfter[manager] ?? planned.version!, planned.version!)
-                case .baseline: levelAfter[manager] = planned.version
+                switch executable.work(ofStep: index) {
+                case .migrate(_, let version): levelAfter[manager] = max(levelAfter[manager] ?? version, version)
+                case .baseline(let version): levelAfter[manager] = version
                 case .reset: levelAfter[manager] = nil
                 case .appVersionChange: break
                 }

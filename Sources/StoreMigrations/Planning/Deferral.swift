@@ -5,9 +5,10 @@ enum Deferral {
     /// Marks `executable`'s deferred steps; `registered[manager][position]` says whether a
     /// migration was registered deferred. O(V + E).
     static func apply(to executable: inout ExecutablePlan, registered: [[Bool]], policy: DependentsOfDeferredPolicy) {
-        let steps = executable.plan.steps
-        var deferred = steps.indices.map { index in
-            steps[index].action == .migrate && registered[executable.stepManagers[index]][executable.stepPositions[index]]
+        let steps = executable.plan.steps.indices
+        var deferred = steps.map { index in
+            guard case .migrate(let position, _) = executable.work(ofStep: index) else { return false }
+            return registered[executable.stepManagers[index]][position]
         }
         guard deferred.contains(true) else { return }
         var predecessors = [[Int]](repeating: [], count: steps.count)
@@ -16,18 +17,20 @@ enum Deferral {
         // backwards, its successors before it.
         switch policy {
         case .wait:
-            for index in steps.indices where !deferred[index] {
+            for index in steps where !deferred[index] {
                 deferred[index] = predecessors[index].contains { deferred[$0] }
             }
         case .finishInline:
-            for index in steps.indices.reversed() where !deferred[index] {
+            for index in steps.reversed() where !deferred[index] {
                 for predecessor in predecessors[index] { deferred[predecessor] = false }
             }
         }
         executable.stepDeferred = deferred
         var byManager = [[Version]](repeating: [], count: executable.plan.managers.count)
-        for index in steps.indices where deferred[index] && steps[index].action == .migrate {
-            byManager[executable.stepManagers[index]].append(steps[index].version!)
+        for index in steps where deferred[index] {
+            if case .migrate(_, let version) = executable.work(ofStep: index) {
+                byManager[executable.stepManagers[index]].append(version)
+            }
         }
         executable.plan.setDeferred(byManager)
     }
