@@ -34,13 +34,15 @@ public final class MigrationManager<Store: MigrationStore>: @unchecked Sendable 
         @usableFromInline var dependencies: [[MigrationReference]] = []
         @usableFromInline var bodies: [RegisteredBody] = []
         @usableFromInline var transactions: [TransactionMode] = []
+        @usableFromInline var options: [MigrationOptions] = []
 
         @usableFromInline
         init() {}
 
         @inlinable
         mutating func append(
-            _ version: Version, _ dependencies: [MigrationReference], _ transaction: TransactionMode, _ body: RegisteredBody
+            _ version: Version, _ dependencies: [MigrationReference], _ transaction: TransactionMode,
+            _ options: MigrationOptions, _ body: RegisteredBody
         ) {
             // Room for a few versions from the first one: growing four arrays one by one from
             // empty took a launch's registrations more copies than appends.
@@ -49,11 +51,13 @@ public final class MigrationManager<Store: MigrationStore>: @unchecked Sendable 
                 self.dependencies.reserveCapacity(16)
                 bodies.reserveCapacity(16)
                 transactions.reserveCapacity(16)
+                self.options.reserveCapacity(16)
             }
             versions.append(version)
             self.dependencies.append(dependencies)
             bodies.append(body)
             transactions.append(transaction)
+            self.options.append(options)
         }
     }
 
@@ -124,13 +128,14 @@ public final class MigrationManager<Store: MigrationStore>: @unchecked Sendable 
     ///   - dependencies: Migrations of other managers that must be applied first.
     ///   - transaction: ``TransactionMode/none`` for a body that must run outside the store's
     ///     transaction (`VACUUM`, `CREATE INDEX CONCURRENTLY`): at least once, not exactly once.
+    ///   - options: Options of this migration that its store understands (``MigrationOption``).
     ///   - body: Edits the store's content.
     @inlinable
     public func register(
         _ version: Version, dependsOn dependencies: [MigrationReference] = [],
-        transaction: TransactionMode = .transactional, _ body: @escaping Body
+        transaction: TransactionMode = .transactional, options: MigrationOptions = MigrationOptions(), _ body: @escaping Body
     ) {
-        append(version, dependencies, transaction, .plain(body))
+        append(version, dependencies, transaction, options, .plain(body))
     }
 
     /// Registers the migration to `version` with a body that receives its ``MigrationContext``.
@@ -143,9 +148,10 @@ public final class MigrationManager<Store: MigrationStore>: @unchecked Sendable 
     @inlinable
     public func register(
         _ version: Version, dependsOn dependencies: [MigrationReference] = [],
-        transaction: TransactionMode = .transactional, _ body: @escaping BodyWithContext
+        transaction: TransactionMode = .transactional, options: MigrationOptions = MigrationOptions(),
+        _ body: @escaping BodyWithContext
     ) {
-        append(version, dependencies, transaction, .withContext(body))
+        append(version, dependencies, transaction, options, .withContext(body))
     }
 
     /// Registers the migration to `version` as a resumable one, for large data changes: its body
@@ -175,23 +181,25 @@ public final class MigrationManager<Store: MigrationStore>: @unchecked Sendable 
     ///   - version: The migration's version.
     ///   - dependencies: Migrations of other managers that must be applied first.
     ///   - batchSize: How many units a batch processes; by default as many as take about 250 ms.
+    ///   - options: Options of this migration that its store understands (``MigrationOption``).
     ///   - deferred: Whether `run()` may return before the migration is done: it then goes on in
     ///     the background (``MigrationCoordinator/deferredWork``), and so do the migrations that
     ///     depend on it unless ``MigrationCoordinator/dependentsOfDeferred`` says otherwise.
     ///   - body: Runs one batch.
     public func registerResumable(
         _ version: Version, dependsOn dependencies: [MigrationReference] = [], batchSize: BatchSize = .automatic,
-        deferred: Bool = false, _ body: @escaping BatchBody
+        deferred: Bool = false, options: MigrationOptions = MigrationOptions(), _ body: @escaping BatchBody
     ) {
-        append(version, dependencies, .transactional, .batched(body, size: batchSize, deferred: deferred))
+        append(version, dependencies, .transactional, options, .batched(body, size: batchSize, deferred: deferred))
     }
 
     @inlinable
     func append(
-        _ version: Version, _ dependencies: [MigrationReference], _ transaction: TransactionMode, _ body: RegisteredBody
+        _ version: Version, _ dependencies: [MigrationReference], _ transaction: TransactionMode,
+        _ options: MigrationOptions, _ body: RegisteredBody
     ) {
         lock.lock()
-        registrations.append(version, dependencies, transaction, body)
+        registrations.append(version, dependencies, transaction, options, body)
         lock.unlock()
     }
 

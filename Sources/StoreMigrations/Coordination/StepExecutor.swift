@@ -28,6 +28,7 @@ package enum StepExecutor {
     package static func migrate<Store: MigrationStore>(
         _ version: Version, of manager: String, in store: Store, source: StepSource = .standalone,
         carriesContext: Bool = false, transaction mode: TransactionMode = .transactional,
+        options: MigrationOptions = MigrationOptions(),
         _ body: (inout Store.Content, () -> MigrationContext) throws -> Void
     ) throws -> StepOutcome {
         let migration = MigrationReference(manager: manager, version: version)
@@ -60,7 +61,7 @@ package enum StepExecutor {
                 .markApplied(version, at: startedAt, duration: (ContinuousClock.now - start).seconds)
             return .applied
         }
-        let request = TransactionRequest(migration: migration, source: source)
+        let request = TransactionRequest(migration: migration, source: source, options: options)
         do {
             switch mode {
             case .transactional: return try store.transaction(request, step)
@@ -81,7 +82,7 @@ package enum StepExecutor {
     /// when the run says so (``MigrationRunControl/shouldStopBetweenBatches()``).
     package static func migrateInBatches<Store: MigrationStore>(
         _ version: Version, of manager: String, in store: Store, source: StepSource = .standalone,
-        carriesContext: Bool = false, size: BatchSize,
+        carriesContext: Bool = false, size: BatchSize, options: MigrationOptions = MigrationOptions(),
         _ batch: (inout Store.Content, BatchRequest) throws -> BatchResult
     ) throws -> StepOutcome {
         let migration = MigrationReference(manager: manager, version: version)
@@ -92,7 +93,7 @@ package enum StepExecutor {
             if batches > 0, source.run.shouldStopBetweenBatches() { return .suspended(progress) }
             let start = ContinuousClock.now
             let startedAt = Date()
-            let request = TransactionRequest(migration: migration, source: source, isBatch: true)
+            let request = TransactionRequest(migration: migration, source: source, isBatch: true, options: options)
             let outcome: BatchOutcome
             do {
                 outcome = try store.transaction(request) { records, content -> BatchOutcome in

@@ -23,6 +23,9 @@ public struct TransactionRequest: Sendable {
     /// (``MigrationManager/registerResumable(_:dependsOn:batchSize:deferred:_:)``): a store that
     /// can tell refuses schema changes in it, since batches must leave the schema alone.
     public let isBatch: Bool
+    /// The options the migration was registered with (``MigrationOption``): the store reads
+    /// those it understands.
+    public let options: MigrationOptions
     // The run and step rather than a closure: a closure capturing the step would be allocated
     // for every step of every run.
     private let run: any MigrationRunControl
@@ -30,14 +33,18 @@ public struct TransactionRequest: Sendable {
 
     /// A request for `migration`, reporting waits to `onWait`: for tests of a custom store.
     public init(
-        migration: MigrationReference? = nil, isBatch: Bool = false, onWait: @escaping @Sendable (StoreWait) -> Void = { _ in }
+        migration: MigrationReference? = nil, isBatch: Bool = false, options: MigrationOptions = MigrationOptions(),
+        onWait: @escaping @Sendable (StoreWait) -> Void = { _ in }
     ) {
-        self.init(migration: migration, source: StepSource(run: StandaloneRun(onWait: onWait), step: 0), isBatch: isBatch)
+        self.init(
+            migration: migration, source: StepSource(run: StandaloneRun(onWait: onWait), step: 0), isBatch: isBatch,
+            options: options)
     }
 
-    init(migration: MigrationReference?, source: StepSource, isBatch: Bool = false) {
+    init(migration: MigrationReference?, source: StepSource, isBatch: Bool = false, options: MigrationOptions = MigrationOptions()) {
         self.migration = migration
         self.isBatch = isBatch
+        self.options = options
         self.run = source.run
         self.step = source.step
     }

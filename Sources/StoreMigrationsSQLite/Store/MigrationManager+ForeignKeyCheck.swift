@@ -15,14 +15,14 @@ extension MigrationManager where Store == SQLiteStore {
     /// ```
     ///
     /// The check is set on the connection before the step's transaction begins (SQLite ignores
-    /// `PRAGMA foreign_keys` inside one), so it holds for the whole body. Registering the same
-    /// migration again replaces its check.
+    /// `PRAGMA foreign_keys` inside one), so it holds for the whole body. It belongs to this
+    /// registration: another coordinator registering the same migration without it gets the
+    /// store's check.
     public func register(
         _ version: Version, dependsOn dependencies: [MigrationReference] = [],
         foreignKeyCheck: SQLiteStore.ForeignKeyCheck, _ body: @escaping Body
     ) {
-        store.setForeignKeyCheck(foreignKeyCheck, for: migration(version))
-        register(version, dependsOn: dependencies, body)
+        register(version, dependsOn: dependencies, options: MigrationOptions(ForeignKeyCheckOption.self, foreignKeyCheck), body)
     }
 
     /// Registers the migration to `version` with a body that receives its ``/StoreMigrations/MigrationContext``,
@@ -31,7 +31,12 @@ extension MigrationManager where Store == SQLiteStore {
         _ version: Version, dependsOn dependencies: [MigrationReference] = [],
         foreignKeyCheck: SQLiteStore.ForeignKeyCheck, _ body: @escaping BodyWithContext
     ) {
-        store.setForeignKeyCheck(foreignKeyCheck, for: migration(version))
-        register(version, dependsOn: dependencies, body)
+        register(version, dependsOn: dependencies, options: MigrationOptions(ForeignKeyCheckOption.self, foreignKeyCheck), body)
     }
+}
+
+/// A migration's own foreign-key check, set by
+/// ``MigrationManager/register(_:dependsOn:foreignKeyCheck:_:)`` and read by the store's transaction.
+enum ForeignKeyCheckOption: MigrationOption {
+    typealias Value = SQLiteStore.ForeignKeyCheck
 }

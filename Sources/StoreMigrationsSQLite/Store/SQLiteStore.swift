@@ -131,9 +131,6 @@ public final class SQLiteStore: MigrationStore, @unchecked Sendable {
     private var connectionUses = 0
     /// Set by ``close()`` called from a body: the connection is closed when the body's step ends.
     private var closesAfterUse = false
-    /// The migrations registered with a foreign-key check of their own; see
-    /// ``MigrationManager/register(_:dependsOn:foreignKeyCheck:_:)``.
-    private var migrationForeignKeyChecks: [MigrationReference: ForeignKeyCheck] = [:]
 
     static let levelsTable = "store_migrations_levels"
     static let historyTable = "store_migrations_history"
@@ -251,7 +248,7 @@ public final class SQLiteStore: MigrationStore, @unchecked Sendable {
         _ request: TransactionRequest, _ body: (inout [String: MigrationRecord], inout Database) throws -> T
     ) throws -> T {
         try withConnection(request) { db in
-            let check = foreignKeyCheck(of: request.migration)
+            let check = request.options[ForeignKeyCheckOption.self] ?? foreignKeyCheck
             // SQLite ignores this pragma inside a transaction, hence before BEGIN (step 1 of the
             // documented schema-change procedure) and after the transaction ends (step 12).
             let disablesForeignKeys = check != .immediate
@@ -408,16 +405,6 @@ public final class SQLiteStore: MigrationStore, @unchecked Sendable {
     }
 
     /// The foreign-key check of `migration`: its own when registered with one, else the store's.
-    private func foreignKeyCheck(of migration: MigrationReference?) -> ForeignKeyCheck {
-        guard let migration else { return foreignKeyCheck }
-        return lock.withLock { migrationForeignKeyChecks[migration] } ?? foreignKeyCheck
-    }
-
-    /// Makes `migration` run with `check` instead of the store's ``foreignKeyCheck``.
-    func setForeignKeyCheck(_ check: ForeignKeyCheck, for migration: MigrationReference) {
-        lock.withLock { migrationForeignKeyChecks[migration] = check }
-    }
-
     /// Closes `db` when a body left a setting changed (see ``ConnectionSettings``), so that the
     /// next use opens a connection with the store's settings, and no lock of the old one stays.
     private func closeIfChanged(_ db: Database) {

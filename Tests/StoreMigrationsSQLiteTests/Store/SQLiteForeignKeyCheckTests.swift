@@ -129,4 +129,21 @@ import TestSupport
         _ = try unchecked.get()
         #expect(try books(store) == ["The Dispossessed:1", "Kindred:2"])
     }
+
+    /// The check belongs to the registration, not to the store object: a later coordinator on
+    /// the same store object that registers the migration without one gets the store's check.
+    @Test func aMigrationsCheckDoesNotCarryOverToALaterRegistrationOnTheSameStore() throws {
+        let store = SQLiteStore(url: url, foreignKeyCheck: .disabled)
+        let checked = MigrationCoordinator(appVersion: "2.0")
+        try checked.manager("library", store: store).register("2.0", foreignKeyCheck: .immediate) { db in
+            try db.execute("INSERT INTO book VALUES (2, 'Kindred', 2)")
+        }
+        #expect(throws: MigrationRunError.self) { try checked.run() }
+        let plain = MigrationCoordinator(appVersion: "2.0")
+        try plain.manager("library", store: store).register("2.0") { db in
+            try db.execute("INSERT INTO book VALUES (2, 'Kindred', 2)")
+        }
+        _ = try plain.run()
+        #expect(try books(store) == ["The Dispossessed:1", "Kindred:2"], "the store's disabled check applied")
+    }
 }
