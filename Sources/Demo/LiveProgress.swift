@@ -43,6 +43,10 @@ final class LiveProgress: @unchecked Sendable {
             case .batchCommitted(let step, let progress):
                 let percent = progress.fractionDone.map { " \(Int($0 * 100))%" } ?? ""
                 states[step.manager] = "\(step.id.description.dropFirst(step.manager.count + 1))\(percent)"
+                if !isTerminal {
+                    Console.line("  \(step.id) batch committed: \(progress.done) of \(progress.total.map(String.init) ?? "?") rows, "
+                        + "next after \(progress.cursor)")
+                }
             case .postponed(let step, let progress):
                 states[step.manager] = "\(step.id.description.dropFirst(step.manager.count + 1)) later"
                 if !isTerminal { Console.line("  \(step.id) \(progress.map { "stopped at \($0)" } ?? "deferred")") }

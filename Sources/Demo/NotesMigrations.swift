@@ -19,7 +19,7 @@ enum NotesMigrations {
         registerPreferences(preferences)
         registerLibrary(library, after: preferences)
         // Thumbnails are named after notes' GUIDs from 2.0 on: wipe them once the GUIDs exist.
-        thumbnails.register("2.0", dependsOn: [library.migration("1.1")]) { cache in
+        thumbnails.register("2.0", dependsOn: [library.migration("1.1-1")]) { cache in
             try cache.removeAll()
         }
         return coordinator
@@ -39,12 +39,16 @@ enum NotesMigrations {
     }
 
     private static func registerLibrary(_ library: MigrationManager<SQLiteStore>, after preferences: MigrationManager<PreferencesStore>) {
-        // The blog's first compatibility level: every event and tag gets a GUID.
+        // The blog's first compatibility level: every event and tag gets a GUID. The schema and
+        // the few tags in one step; the events, two a note, in a resumable one: each batch of
+        // rows commits with the key it reached, so a launch killed part-way resumes after the
+        // last batch instead of starting the table over.
         library.register("1.1") { db in
             try db.migrateSchema(to: NotesSchema.v1_1)
-            for table in ["event", "tag"] {
-                try db.transformRows(in: table, columns: ["guid"], where: "guid IS NULL") { _ in ["guid": .text(UUID().uuidString)] }
-            }
+            try db.transformRows(in: "tag", columns: ["guid"], where: "guid IS NULL") { _ in ["guid": .text(UUID().uuidString)] }
+        }
+        library.registerResumable("1.1-1", transformingRowsOf: "event", columns: ["guid"], where: "guid IS NULL") { _ in
+            ["guid": .text(UUID().uuidString)]
         }
         // The guide's lightweight migration: a renamed attribute keeps its data.
         library.register("1.2") { db in

@@ -63,6 +63,12 @@ func runDemo() throws {
     let coordinator = try NotesMigrations.coordinator(for: app)
     let plan = try coordinator.plan()
     Console.line(plan.description)
+    for manager in plan.managers {
+        for progress in manager.inProgress {
+            Console.line("  \(manager.name)@\(progress.version) was stopped part-way by the last launch: it resumes after "
+                + "\(progress.cursor) with \(progress.done) rows done, not from the start")
+        }
+    }
     Console.line("  " + (try PlanFiles.write(plan, to: directory)))
 
     section("Running it")

@@ -39,8 +39,8 @@ import TestSupport
         return found
     }
 
-    func runDemo(in directory: URL, killAfter: Double? = nil) throws -> ChildProcess.Exit {
-        var arguments = ["--dir", directory.path, "--rows", "\(Self.rows)"]
+    func runDemo(in directory: URL, killAfter: Double? = nil, rows: Int = Self.rows) throws -> ChildProcess.Exit {
+        var arguments = ["--dir", directory.path, "--rows", "\(rows)"]
         if let killAfter { arguments += ["--kill-after", "\(killAfter)"] }
         let child = try ChildProcess(executable: demo, arguments: arguments, logs: folder.url)
         guard let exit = child.wait(timeout: eventWaitBound) else {
@@ -70,7 +70,9 @@ import TestSupport
         try #require(uninterrupted.succeeded, "\(uninterrupted)")
         let expected = try StoreSnapshot(of: reference)
         let steps = Self.appliedSteps(in: uninterrupted.standardOutput)
-        #expect(steps.sorted() == ["library@1.1", "library@1.2", "library@2.0", "preferences@1.1", "preferences@2.0", "thumbnails@2.0"])
+        #expect(steps.sorted() == [
+            "library@1.1", "library@1.1-1", "library@1.2", "library@2.0", "preferences@1.1", "preferences@2.0", "thumbnails@2.0",
+        ])
         #expect(!uninterrupted.standardOutput.contains("library@1.1: applied"), "the report does not list the steps again")
         #expect(uninterrupted.standardOutput.contains("nothing pending: true"))
         #expect(FileManager.default.fileExists(atPath: reference.appendingPathComponent("plan.dot").path))
@@ -117,6 +119,43 @@ import TestSupport
         }
         print("DemoResumeTests: \(kills) directories killed (seed \(seed)), \(resumed) resumed with 1.0 stores in place; "
             + String(format: "an uninterrupted run takes %.2f s", duration))
+    }
+
+    /// The demo's big step, the events' GUIDs (`library@1.1-1`, resumable), killed twice once a
+    /// batch of it has committed (seen in the demo's output, not guessed from the clock): each
+    /// relaunch says where the step stopped and resumes there, and the stores end as an
+    /// uninterrupted run leaves them.
+    @Test(.timeLimit(.minutes(10)))
+    func itsBigStepKilledTwiceResumesWhereItStoppedAndSaysSo() throws {
+        let rows = 30_000
+        let reference = folder.file("reference-big")
+        let uninterrupted = try runDemo(in: reference, rows: rows)
+        try #require(uninterrupted.succeeded, "\(uninterrupted)")
+        let expected = try StoreSnapshot(of: reference)
+
+        let directory = folder.file("big")
+        var cursors: [String] = []
+        for kill in 1...2 {
+            let child = try ChildProcess(executable: demo, arguments: ["--dir", directory.path, "--rows", "\(rows)"], logs: folder.url)
+            // Killed once a batch committed after the point this launch resumed from.
+            let committed = waitUntil { child.outputSoFar.contains("library@1.1-1 batch committed") }
+            #expect(committed, "no batch of library@1.1-1 committed in launch \(kill)")
+            let killed = child.kill()
+            try #require(killed.signal == SIGKILL, "the demo ended before its kill: \(killed)")
+            let state = killed.standardOutput.split(separator: "\n").last { $0.contains("library@1.1-1 batch committed") }
+            cursors.append(String(state?.split(separator: " ").last ?? ""))
+        }
+        let final = try runDemo(in: directory, rows: rows)
+        try #require(final.succeeded, "\(final)")
+        // The launch after the second kill says where the step stopped: at the cursor of the last
+        // batch that committed before the kill, or further if one committed while it was killed.
+        let resumeLine = try #require(final.standardOutput.split(separator: "\n").first { $0.contains("was stopped part-way") })
+        #expect(resumeLine.hasPrefix("  library@1.1-1 was stopped part-way by the last launch: it resumes after ["))
+        let resumedAt = Int(resumeLine.split(separator: "[")[1].split(separator: "]")[0])!
+        #expect(resumedAt >= Int(cursors[1].dropFirst().dropLast())!)
+        #expect(Int(cursors[1].dropFirst().dropLast())! > Int(cursors[0].dropFirst().dropLast())!, "the second launch went on from the first's batches: \(cursors)")
+        #expect(!final.standardOutput.contains("library@1.1-1 batch committed: 200 of"), "the final launch did not start the step over")
+        #expect(try StoreSnapshot(of: directory) == expected)
     }
 
     @Test func aDirectoryHoldingOtherFilesIsRefused() throws {

@@ -127,6 +127,9 @@ package final class ChildProcess {
         }
     }
 
+    /// What the process has written to its standard output so far.
+    package var outputSoFar: String { (try? String(contentsOf: outputURL, encoding: .utf8)) ?? "" }
+
     /// Waits until the process ends or `timeout` seconds pass; `nil` if it is still running.
     package func wait(timeout: TimeInterval) -> Exit? {
         if let exit { return exit }
