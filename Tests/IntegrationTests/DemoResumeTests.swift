@@ -23,20 +23,7 @@ import TestSupport
 
     /// The `demo` executable that `swift test` builds beside the test bundle; `DEMO` overrides.
     static func findDemo() throws -> URL {
-        var candidates: [URL] = []
-        if let path = ProcessInfo.processInfo.environment["DEMO"] { candidates.append(URL(fileURLWithPath: path)) }
-        for start in [Bundle.main.executableURL, Bundle.main.bundleURL] + Bundle.allBundles.map(\.bundleURL) {
-            var folder = start?.deletingLastPathComponent()
-            for _ in 0..<4 {
-                guard let current = folder else { break }
-                candidates.append(current.appendingPathComponent("demo"))
-                folder = current.deletingLastPathComponent()
-            }
-        }
-        guard let found = candidates.first(where: { FileManager.default.isExecutableFile(atPath: $0.path) }) else {
-            throw ProcessTestFailure("the demo executable was not found beside the test bundle; build it or name it in DEMO")
-        }
-        return found
+        try builtExecutable(named: "demo", override: "DEMO")
     }
 
     func runDemo(in directory: URL, killAfter: Double? = nil, rows: Int = Self.rows) throws -> ChildProcess.Exit {
