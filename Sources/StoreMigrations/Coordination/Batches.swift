@@ -1,5 +1,5 @@
 /// What one batch of a resumable migration is asked to do; see
-/// ``MigrationManager/registerResumable(_:dependsOn:batchSize:deferred:_:)``.
+/// ``MigrationManager/registerResumable(_:dependsOn:batchSize:deferred:options:_:)``.
 ///
 /// A batch processes at most ``limit`` units (rows, files, items) after ``cursor``, and says
 /// where the next batch starts. Its writes and the new cursor commit together, in one

@@ -20,7 +20,7 @@ public struct TransactionRequest: Sendable {
     /// reset, an app-version hook).
     public let migration: MigrationReference?
     /// Whether the transaction runs one batch of a resumable migration
-    /// (``MigrationManager/registerResumable(_:dependsOn:batchSize:deferred:_:)``): a store that
+    /// (``MigrationManager/registerResumable(_:dependsOn:batchSize:deferred:options:_:)``): a store that
     /// can tell refuses schema changes in it, since batches must leave the schema alone.
     public let isBatch: Bool
     /// The options the migration was registered with (``MigrationOption``): the store reads

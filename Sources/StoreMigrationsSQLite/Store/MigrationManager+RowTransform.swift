@@ -6,7 +6,7 @@ extension MigrationManager where Store == SQLiteStore {
     /// order, batch by batch: each batch's rows and the key of its last row commit together, so a
     /// kill at any moment resumes after the last committed batch and every row is transformed
     /// once, even by a `transform` that is not idempotent. See
-    /// ``/StoreMigrations/MigrationManager/registerResumable(_:dependsOn:batchSize:deferred:_:)`` for batches,
+    /// ``/StoreMigrations/MigrationManager/registerResumable(_:dependsOn:batchSize:deferred:options:_:)`` for batches,
     /// budgets and deferral, and ``Database/transformRows(in:columns:where:batchSize:_:)`` for
     /// what `transform` may return.
     ///
