@@ -117,6 +117,25 @@ import TestSupport
         _ = try later.run()
     }
 
+    /// A deferred check reads every table after the step: after every batch it would cost a large
+    /// table's batches more than their work. Batches are checked as their statements run.
+    @Test func aBatchIsCheckedForForeignKeysAsItsStatementsRun() throws {
+        let coordinator = try coordinator { library in
+            library.register("1.1") { db in
+                try db.execute("CREATE TABLE tag(id INTEGER PRIMARY KEY, item_id INTEGER NOT NULL REFERENCES item(id))")
+            }
+            library.registerResumable("2.0") { db, _ in
+                try db.execute("UPDATE item SET calls = calls + 1 WHERE id = 1")
+                try db.execute("INSERT INTO tag(item_id) VALUES (\(Self.rows + 1))")
+                return .finished(processed: 1)
+            }
+        }
+        let report = try runReport(of: coordinator)
+        let failure = try #require(report.failures.first?.error as? SQLiteError)
+        #expect(failure.isForeignKeyViolation && failure.sql == "INSERT INTO tag(item_id) VALUES (\(Self.rows + 1))")
+        #expect(try callCounts() == ["0": "\(Self.rows)"])
+    }
+
     @Test func aBatchThatEndsItsTransactionIsRefusedAndRecordsNothing() throws {
         let coordinator = try coordinator { library in
             library.registerResumable("2.0") { db, _ in
