@@ -93,24 +93,27 @@ extension MigrationManager {
                     }
                 }
             },
-            perform: { [bodies, transactions, options] work, source in
+            perform: { [bodies, transactions, options, newerStore = snapshot.newerStore] work, source in
+                // Read again under the lock, a record past the app's version stops the step unless
+                // the policy ignores newer stores.
+                let newerThan = newerStore == .ignore ? nil : source.run.appVersion
                 switch work {
                 case let .migrate(position, version):
                     switch bodies[position] {
                     case .plain(let body):
                         return try StepExecutor.migrate(
                             version, of: name, in: store, source: source, carriesContext: carriesContext,
-                            transaction: transactions[position], options: options[position]
+                            transaction: transactions[position], options: options[position], refusingNewerThan: newerThan
                         ) { content, _ in try body(&content) }
                     case .withContext(let body):
                         return try StepExecutor.migrate(
                             version, of: name, in: store, source: source, carriesContext: carriesContext,
-                            transaction: transactions[position], options: options[position]
+                            transaction: transactions[position], options: options[position], refusingNewerThan: newerThan
                         ) { content, context in try body(&content, context()) }
                     case let .batched(batch, size, _):
                         return try StepExecutor.migrateInBatches(
                             version, of: name, in: store, source: source, carriesContext: carriesContext,
-                            size: size, options: options[position], batch)
+                            size: size, options: options[position], refusingNewerThan: newerThan, batch)
                     }
                 case let .baseline(version):
                     return try StepExecutor.baseline(version, of: name, in: store, source: source)

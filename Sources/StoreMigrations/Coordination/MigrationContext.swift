@@ -87,6 +87,8 @@ package protocol MigrationRunControl: AnyObject, Sendable {
     func reportWait(_ wait: StoreWait, ofStep step: Int)
     /// Tells the run's observer that a batch of the resumable `step` committed.
     func reportBatch(_ progress: StepProgress, ofStep step: Int)
+    /// The app version the run migrates to; `nil` outside a coordinator's run.
+    var appVersion: Version? { get }
     /// Asked between two batches of a resumable step: whether to stop there, the progress
     /// committed, because the run was cancelled or its launch budget is spent. Returns only once
     /// the run is not paused.
@@ -97,6 +99,7 @@ extension MigrationRunControl {
     func reportWait(_ wait: StoreWait, ofStep step: Int) {}
     package func reportBatch(_ progress: StepProgress, ofStep step: Int) {}
     package func shouldStopBetweenBatches() -> Bool { isCancelled }
+    package var appVersion: Version? { nil }
 }
 
 /// The run of a context or a transaction made outside a coordinator: never cancelled, with a

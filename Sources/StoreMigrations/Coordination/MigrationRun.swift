@@ -86,6 +86,8 @@ final class MigrationRun: MigrationRunControl, Sendable {
         return false
     }
 
+    var appVersion: Version? { executable.plan.appVersion }
+
     func reportBatch(_ progress: StepProgress, ofStep step: Int) {
         observer?(.batchCommitted(executable.plan.steps[step], progress))
     }

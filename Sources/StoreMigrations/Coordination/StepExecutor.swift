@@ -28,7 +28,7 @@ package enum StepExecutor {
     package static func migrate<Store: MigrationStore>(
         _ version: Version, of manager: String, in store: Store, source: StepSource = .standalone,
         carriesContext: Bool = false, transaction mode: TransactionMode = .transactional,
-        options: MigrationOptions = MigrationOptions(),
+        options: MigrationOptions = MigrationOptions(), refusingNewerThan appVersion: Version? = nil,
         _ body: (inout Store.Content, () -> MigrationContext) throws -> Void
     ) throws -> StepOutcome {
         let migration = MigrationReference(manager: manager, version: version)
@@ -36,6 +36,7 @@ package enum StepExecutor {
             // One look-up a step: the level before is read from the record already found.
             let levelBefore: Version?
             if let record = records[manager] {
+                try refuseNewer(record, of: manager, in: store, than: appVersion)
                 if record.isApplied(version) { return .alreadyApplied(level: record.level) }
                 levelBefore = record.level
             } else {
@@ -83,7 +84,7 @@ package enum StepExecutor {
     package static func migrateInBatches<Store: MigrationStore>(
         _ version: Version, of manager: String, in store: Store, source: StepSource = .standalone,
         carriesContext: Bool = false, size: BatchSize, options: MigrationOptions = MigrationOptions(),
-        _ batch: (inout Store.Content, BatchRequest) throws -> BatchResult
+        refusingNewerThan appVersion: Version? = nil, _ batch: (inout Store.Content, BatchRequest) throws -> BatchResult
     ) throws -> StepOutcome {
         let migration = MigrationReference(manager: manager, version: version)
         var limit = size.initialLimit
@@ -98,6 +99,7 @@ package enum StepExecutor {
             do {
                 outcome = try store.transaction(request) { records, content -> BatchOutcome in
                     let record = records[manager]
+                    if let record { try refuseNewer(record, of: manager, in: store, than: appVersion) }
                     if let record, record.isApplied(version) { return .alreadyApplied(record.level) }
                     let previous = record?.progress(of: version)
                     let context = MigrationContext(
@@ -181,12 +183,24 @@ package enum StepExecutor {
     ) throws -> StepOutcome {
         try store.transaction(TransactionRequest(migration: nil, source: source)) { records, _ in
             var record = records[manager] ?? MigrationRecord()
-            if record.appVersion == current { return .alreadyApplied(level: record.level) }
+            // A newer app's launch recorded its version meanwhile: an older one never writes over it.
+            if let recorded = record.appVersion, recorded >= current { return .alreadyApplied(level: record.level) }
             try hook(record.appVersion, current)
             record.appVersion = current
             records[manager] = record
             return .applied
         }
+    }
+
+    /// Throws ``MigrationError/storeIsNewer(manager:store:level:appVersion:)`` when `record`,
+    /// read under the store's lock, shows the store past `appVersion`: another process of a newer
+    /// app migrated it after this run planned (an old replica of a rolling deploy). `nil`: the
+    /// manager's newer-store policy lets it run.
+    private static func refuseNewer<Store: MigrationStore>(
+        _ record: MigrationRecord, of manager: String, in store: Store, than appVersion: Version?
+    ) throws {
+        guard let appVersion, let level = record.level, level.base > appVersion else { return }
+        throw MigrationError.storeIsNewer(manager: manager, store: store.description, level: level, appVersion: appVersion)
     }
 
     /// Forgets `manager`'s record; the store's content is not touched.
