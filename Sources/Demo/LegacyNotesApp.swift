@@ -36,10 +36,12 @@ struct LegacyNotesApp {
     }
 
     /// The prefixes of every name the demo and its stores write in `directory` (data, locks,
-    /// journals, temporary files of an atomic replace, the plan's graph, and the temporary file
+    /// journals, temporary files of an atomic replace, the database the SQLite store was
+    /// creating when killed: `.Notes.sqlite.….creating`, the plan's graph, and the temporary file
     /// Foundation's atomic `Data.write` leaves when killed: `.dat.nosync…`).
     static let ownNamePrefixes = [
-        "Preferences.json", ".Preferences.json", "Notes.sqlite", "Thumbnails", "plan.", ".legacy-1.0-complete", ".dat.nosync",
+        "Preferences.json", ".Preferences.json", "Notes.sqlite", ".Notes.sqlite", "Thumbnails", "plan.",
+        ".legacy-1.0-complete", ".dat.nosync",
     ]
 
     func state() -> State {

@@ -40,6 +40,9 @@ final class LiveProgress: @unchecked Sendable {
             case .waiting(let step, let wait):
                 states[step.manager] = "\(step.id.description.dropFirst(step.manager.count + 1)) waiting"
                 if !isTerminal { Console.line("  \(step.id) \(wait)") }
+            case .alreadyApplied(let step, _):
+                states[step.manager] = "\(step.version.map { "at \($0)" } ?? "done") ✓"
+                if !isTerminal { Console.line("  \(step.id) already applied by another process") }
             case .batchCommitted(let step, let progress):
                 let percent = progress.fractionDone.map { " \(Int($0 * 100))%" } ?? ""
                 states[step.manager] = "\(step.id.description.dropFirst(step.manager.count + 1))\(percent)"

@@ -43,6 +43,7 @@ package func describe(_ event: MigrationEvent) -> String {
     case .failed(let step, let error): return "failed \(step.id): \(error)"
     case .skipped(let step, let because): return "skipped \(step.id) because \(because?.description ?? "cancelled")"
     case .waiting(let step, let wait): return "waiting \(step.id): \(wait)"
+    case .alreadyApplied(let step, _): return "alreadyApplied \(step.id)"
     case .batchCommitted(let step, let progress): return "batch \(step.id) \(progress.done)"
     case .postponed(let step, let progress): return "postponed \(step.id)\(progress.map { " \($0.done)" } ?? "")"
     }

@@ -28,6 +28,9 @@ public enum MigrationEvent: Sendable, CustomStringConvertible {
     /// ``StoreWait``). The step goes on by itself when the lock is free, or fails once the
     /// store's time-out has passed.
     case waiting(PlannedStep, StoreWait)
+    /// A step found its work already done when it read its store's record under the lock
+    /// (another process or run did it): nothing ran. `level` is the manager's level it found.
+    case alreadyApplied(PlannedStep, level: Version?)
     /// A batch of a resumable migration committed: how far it has got.
     case batchCommitted(PlannedStep, StepProgress)
     /// A step was left for later: a deferred migration or one waiting for it (`progress` `nil`),
@@ -46,6 +49,8 @@ public enum MigrationEvent: Sendable, CustomStringConvertible {
         case let .skipped(step, failed?): return "\(step.id): skipped because \(failed) failed"
         case .skipped(let step, nil): return "\(step.id): skipped (the run was cancelled or stopped)"
         case let .waiting(step, wait): return "\(step.id): \(wait)"
+        case let .alreadyApplied(step, level):
+            return "\(step.id): already applied by another process (level \(level?.description ?? "none"))"
         case let .batchCommitted(step, progress): return "\(step.id): batch committed, \(progress)"
         case let .postponed(step, progress?): return "\(step.id): postponed, \(progress)"
         case .postponed(let step, nil): return "\(step.id): deferred to the background"

@@ -34,6 +34,8 @@ public struct MigrationReport: Sendable, Codable, CustomStringConvertible {
 
         /// The planned step.
         public let step: PlannedStep
+        /// The step's identifier, `library@2.0`.
+        public var id: PlannedStep.ID { step.id }
         /// How it ended.
         public let outcome: Outcome
         /// When it started, if it ran.
@@ -95,6 +97,9 @@ public struct MigrationReport: Sendable, Codable, CustomStringConvertible {
         public let levelBefore: Version?
         /// Its level after the run.
         public let levelAfter: Version?
+        /// Its registered migrations past the app version, which never run in this version (as
+        /// the plan lists them).
+        public let ahead: [Version]
     }
 
     /// The app version the run migrated to.
@@ -150,7 +155,8 @@ public struct MigrationReport: Sendable, Codable, CustomStringConvertible {
         lines += steps.map { "  \($0)" }
         for manager in managers {
             let before = manager.levelBefore?.description ?? "none", after = manager.levelAfter?.description ?? "none"
-            lines.append("  \(manager.name): level \(before == after ? before : "\(before) → \(after)")")
+            lines.append("  \(manager.name): level \(before == after ? before : "\(before) → \(after)")"
+                + (manager.ahead.isEmpty ? "" : "; ahead " + manager.ahead.map(\.description).joined(separator: ", ")))
         }
         lines += diagnostics.map { "  note: \($0)" }
         return lines.joined(separator: "\n")

@@ -171,6 +171,7 @@ final class MigrationRun: MigrationRunControl, Sendable {
             switch outcome {
             case .failed(let error): observer(.failed(executable.plan.steps[index], error))
             case .postponed, .cancelled: break
+            case .succeeded(.alreadyApplied(let level)): observer(.alreadyApplied(executable.plan.steps[index], level: level))
             default: observer(.finished(executable.plan.steps[index], duration: duration))
             }
         }
@@ -186,8 +187,7 @@ final class MigrationRun: MigrationRunControl, Sendable {
     }
 
     func reportProgress(ofStep step: Int, fraction: Double) {
-        runProgress.report(fraction, ofStep: step)
-        observer?(.progress(executable.plan.steps[step], fraction))
+        if runProgress.report(fraction, ofStep: step) { observer?(.progress(executable.plan.steps[step], fraction)) }
     }
 
     private func report(from results: [Scheduler<StepOutcome>.Result]) -> MigrationReport {

@@ -49,7 +49,8 @@ enum ReportBuilder {
         let managerReports = managers.enumerated().map { index, manager in
             MigrationReport.Manager(
                 name: manager.name, store: manager.storeDescription,
-                levelBefore: executable.records[index].level, levelAfter: levelAfter[index])
+                levelBefore: executable.records[index].level, levelAfter: levelAfter[index],
+                ahead: plan.managers[index].ahead)
         }
         return MigrationReport(
             appVersion: plan.appVersion, startedAt: startedAt, duration: duration, planningDuration: planningDuration,

@@ -30,8 +30,16 @@ final class RunProgress: @unchecked Sendable {
         lock.withLock { makeChild(ofStep: step) }
     }
 
-    func report(_ fraction: Double, ofStep step: Int) {
-        lock.withLock { makeChild(ofStep: step).completedUnitCount = MigrationContext.units(fraction) }
+    /// Advances the step's child; returns whether the step's whole percentage changed, so that
+    /// observers hear of each percentage once however many times a body reports within it.
+    @discardableResult
+    func report(_ fraction: Double, ofStep step: Int) -> Bool {
+        lock.withLock {
+            let child = makeChild(ofStep: step)
+            let before = child.completedUnitCount * 100 / MigrationContext.progressUnits
+            child.completedUnitCount = MigrationContext.units(fraction)
+            return child.completedUnitCount * 100 / MigrationContext.progressUnits != before
+        }
     }
 
     /// Completes a step's unit, through its child when it has one.
