@@ -169,7 +169,7 @@ public final class PostgreSQLStore: MigrationStore, @unchecked Sendable {
         self.livenessCheckInterval = livenessCheckInterval
         name = "PostgreSQL database \(database) on \(host):\(port), schema \(schema)"
         identityValue = "\(host):\(port)/\(database)/\(schema)"
-        advisoryLock = AdvisoryLock(key: AdvisoryLock.key(schema: schema, table: Self.levelsTable), timeout: lockTimeout)
+        advisoryLock = AdvisoryLock(schema: schema, table: Self.levelsTable, timeout: lockTimeout)
     }
 
     /// Creates a store from connection parameters.
@@ -253,7 +253,7 @@ public final class PostgreSQLStore: MigrationStore, @unchecked Sendable {
                     try db.execute("COMMIT")
                     db.storeTablesExist = true
                 }
-                try advisoryLock.beginLockedTransaction(on: db, waiting: request)
+                try advisoryLock.beginLockedTransaction(on: db, waiting: request, yielding: request.isBatch)
                 if !db.storeTablesExist { try createStoreTables(db) }
                 let before = try records(in: db)
                 var records = before
