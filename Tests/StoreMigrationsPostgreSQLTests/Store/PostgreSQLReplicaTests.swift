@@ -328,4 +328,24 @@ import Glibc
         #expect(try database.advisoryLocks() == 0)
         print("Batched replicas: killed one with \(killedAt?.progress?.done ?? 0) of \(rows) rows done, \(samples) samples agreed")
     }
+
+    /// Issue 20: planning asks the catalog before it reads the store's tables, so a first
+    /// deployment (eight replicas on an empty database, all planning before any has created the
+    /// tables) leaves no `ERROR:` line in the server's log for operators to be alerted by.
+    @Test func aFirstDeploymentOfEightReplicasLeavesNoErrorInTheServerLog() throws {
+        let server = try PostgreSQLServer()
+        defer { server.stop() }
+        let database = try PostgreSQLTestDatabase(server: server)
+        let gate = folder.file("gate-first-deployment")
+        let replicas = try (0..<8).map { _ in
+            try runner.start(["columns", database.connectionString, "--steps", "5", "--wait-for", gate.path], logs: folder.url)
+        }
+        try Data().write(to: gate)
+        for exit in replicas.map({ $0.wait(timeout: 120) ?? $0.kill() }) { #expect(exit.succeeded, "\(exit)") }
+        #expect(try database.record(of: "service").history == ["1", "2", "3", "4", "5"])
+        let log = try String(contentsOf: server.logFile, encoding: .utf8)
+        #expect(log.contains("database system is ready to accept connections"), "not the server's log: \(log)")
+        let errors = log.split(separator: "\n").filter { $0.contains("ERROR:") }
+        #expect(errors.isEmpty, "\(errors.joined(separator: "\n"))")
+    }
 }
