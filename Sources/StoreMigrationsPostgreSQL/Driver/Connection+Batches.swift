@@ -35,7 +35,7 @@ extension PostgreSQLConnection {
         batchSize: Int = 1_000, _ transform: (PostgreSQLRow) throws -> [String: PostgreSQLValue]?
     ) throws -> Int {
         guard batchSize > 0 else { throw misuse("batchSize must be positive, not \(batchSize)") }
-        let transformer = try RowTransformer(
+        let transformer = try KeysetRowTransform(
             self, table: table, schema: schema, key: key, columns: columns, condition: condition, limit: batchSize,
             locking: false, pages: .many)
         let total = try transformer.count()
@@ -92,7 +92,7 @@ extension PostgreSQLConnection {
         batch: BatchRequest, _ transform: (PostgreSQLRow) throws -> [String: PostgreSQLValue]?
     ) throws -> BatchResult {
         let limit = max(1, batch.limit)
-        let transformer = try RowTransformer(
+        let transformer = try KeysetRowTransform(
             self, table: table, schema: schema, key: key, columns: columns, condition: condition, limit: limit,
             locking: true, pages: .one)
         let after = try batch.cursor.map { try transformer.key(fromCursor: $0) }
@@ -142,7 +142,7 @@ extension PostgreSQLConnection {
 }
 
 /// The statements of a row transform over one table, prepared once a call, and one page of it.
-private struct RowTransformer {
+private struct KeysetRowTransform {
     let connection: PostgreSQLConnection
     let table: String
     let qualified: String
