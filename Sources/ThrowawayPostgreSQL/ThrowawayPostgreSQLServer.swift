@@ -67,6 +67,10 @@ public final class ThrowawayPostgreSQLServer: Sendable {
     /// The folder of the server's Unix socket (libpq's `host`).
     public var socketDirectory: URL { folder }
 
+    /// The server's log (`pg_ctl -l`): its `ERROR:` and `FATAL:` lines, among others, for every
+    /// session of every database on the server.
+    public var logFile: URL { folder.appendingPathComponent("server.log") }
+
     /// Creates the data folder with `initdb` and starts the server; ``stop()`` it when done.
     ///
     /// - Throws: ``ThrowawayPostgreSQLError`` when there are no server binaries, no user to run
@@ -109,12 +113,12 @@ public final class ThrowawayPostgreSQLServer: Sendable {
     /// Starts the server on its data folder. The initializer does; this is for a server that
     /// went down some other way than ``stop()`` (which removes the folder), e.g. `pg_ctl stop`.
     public func start() throws {
-        try run("pg_ctl", ["-D", dataDirectory.path, "-l", logFile, "-w", "-t", "30", "-o", serverOptions, "start"])
+        try run("pg_ctl", ["-D", dataDirectory.path, "-l", logFile.path, "-w", "-t", "30", "-o", serverOptions, "start"])
     }
 
     /// `pg_ctl restart -m fast`: every session is terminated, committed data stays.
     public func restart() throws {
-        try run("pg_ctl", ["-D", dataDirectory.path, "-l", logFile, "-w", "-t", "30", "-m", "fast", "-o", serverOptions, "restart"])
+        try run("pg_ctl", ["-D", dataDirectory.path, "-l", logFile.path, "-w", "-t", "30", "-m", "fast", "-o", serverOptions, "restart"])
     }
 
     /// Stops the server at once (`-m immediate`: the data is throwaway) and removes its folder.
@@ -194,8 +198,6 @@ public final class ThrowawayPostgreSQLServer: Sendable {
     }
 
     // MARK: Internals
-
-    private var logFile: String { folder.appendingPathComponent("server.log").path }
 
     /// The server's command-line options, the same for every start.
     private var serverOptions: String {

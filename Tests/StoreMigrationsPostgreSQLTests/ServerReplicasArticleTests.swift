@@ -182,4 +182,32 @@ import TestSupport
         #expect(settings == ["500ms", "10", "5", "3", "10000"])   // seconds, seconds, probes, milliseconds
         #expect(store.lockTimeout == .seconds(300) && store.schema == "accounts")
     }
+
+    /// *Large data changes, batch by batch*: the ordinary step that adds the column, then the
+    /// resumable one that fills it, deferred.
+    @Test func aDeferredRowTransformFillsTheColumnAfterTheLaunch() throws {
+        let database = try PostgreSQLTestDatabase()
+        let admin = try database.connect()
+        try admin.execute("CREATE TABLE account(id bigserial PRIMARY KEY, email text NOT NULL)")
+        try admin.execute("INSERT INTO account(email) SELECT 'user' || i || '@example.com' FROM generate_series(1, 500) AS i")
+        let coordinator = MigrationCoordinator(appVersion: "2.2")
+        let accounts = try coordinator.manager("accounts", store: PostgreSQLStore(database.connectionString))
+        coordinator.deferredWork = .manual
+
+        accounts.register("2.1") { db in
+            try db.execute("ALTER TABLE account ADD COLUMN email_domain text")
+        }
+        accounts.registerResumable(
+            "2.2", transformingRowsOf: "account", columns: ["email", "email_domain"], deferred: true
+        ) { row in
+            let email: String = try row["email"]
+            return ["email_domain": .text(String(email.split(separator: "@").last ?? ""))]
+        }
+
+        #expect(try coordinator.run().steps.map(\.outcome) == [.applied, .deferred])
+        #expect(try admin.scalar("SELECT count(email_domain) FROM account", as: Int.self) == 0)
+        #expect(try coordinator.runDeferred().wait().steps.map(\.outcome) == [.applied])
+        #expect(try admin.scalar("SELECT count(*) FROM account WHERE email_domain = 'example.com'", as: Int.self) == 500)
+        #expect(try database.record(of: "accounts").history == ["2.1", "2.2"])
+    }
 }

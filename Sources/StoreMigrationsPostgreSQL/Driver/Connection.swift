@@ -34,6 +34,12 @@ public final class PostgreSQLConnection {
     var storeTablesExist = false
     /// Names of prepared statements released while they could not be deallocated at once.
     var staleStatements: [String] = []
+    /// What the store checks about the statements of the step body running on the connection;
+    /// `nil` outside transactional bodies.
+    var statementGuard: StatementGuard?
+    /// The session's temporary objects (`catalog:oid`) the statement guard has seen: dropping
+    /// one of them in a batch is no schema change.
+    var temporaryObjects: Set<String> = []
     private var nextStatement = 0
     private var nextCursor = 0
 
@@ -98,7 +104,9 @@ public final class PostgreSQLConnection {
     ///     """)
     /// ```
     public func execute(_ sql: String) throws {
-        try check(PQexec(handle, sql), sql: sql)
+        guard statementGuard != nil else { return try check(PQexec(handle, sql), sql: sql) }
+        // `PQexec` returns the last statement's result only; the guard reads every one's tag.
+        try guarded(sql) { _ = try queryEach(sql, guarding: true) }
     }
 
     /// Runs one statement with parameters `$1`, `$2`, …, and returns the number of rows it
@@ -109,8 +117,10 @@ public final class PostgreSQLConnection {
     /// ```
     @discardableResult
     public func execute(_ sql: String, _ parameters: [PostgreSQLValue]) throws -> Int {
-        try withParameters(parameters) { count, types, values in
-            try check(PQexecParams(handle, sql, count, types, values, nil, nil, 0), sql: sql) { Self.affectedRows($0) }
+        try guarded(sql) {
+            try withParameters(parameters) { count, types, values in
+                try check(PQexecParams(handle, sql, count, types, values, nil, nil, 0), sql: sql) { Self.affectedRows($0) }
+            }
         }
     }
 
@@ -122,8 +132,10 @@ public final class PostgreSQLConnection {
     /// }
     /// ```
     public func query(_ sql: String, _ parameters: [PostgreSQLValue] = []) throws -> [PostgreSQLRow] {
-        try withParameters(parameters) { count, types, values in
-            try check(PQexecParams(handle, sql, count, types, values, nil, nil, 0), sql: sql) { rows(of: $0, sql: sql) }
+        try guarded(sql) {
+            try withParameters(parameters) { count, types, values in
+                try check(PQexecParams(handle, sql, count, types, values, nil, nil, 0), sql: sql) { rows(of: $0, sql: sql) }
+            }
         }
     }
 
@@ -150,6 +162,7 @@ public final class PostgreSQLConnection {
     public func prepare(_ sql: String) throws -> PostgreSQLStatement {
         nextStatement += 1
         let name = "store_migrations_\(nextStatement)"
+        try statementGuard?.checkOpen()
         try check(PQprepare(handle, name, sql, 0, nil), sql: sql)
         return PostgreSQLStatement(connection: self, name: name, sql: sql)
     }
@@ -166,15 +179,17 @@ public final class PostgreSQLConnection {
 
     // MARK: Internals shared by statements, cursors, COPY and the store
 
-    /// Runs several statements in one round trip and returns each one's rows, in order.
-    func queryEach(_ sql: String) throws -> [[PostgreSQLRow]] {
+    /// Runs several statements in one round trip and returns each one's rows, in order; with
+    /// `guarding`, shows each result to the statement guard.
+    func queryEach(_ sql: String, guarding: Bool = false) throws -> [[PostgreSQLRow]] {
         guard PQsendQuery(handle, sql) == 1 else { throw error(result: nil, sql: sql) }
         var results: [[PostgreSQLRow]] = []
         var failure: PostgreSQLError?
         while let result = PQgetResult(handle) {
             defer { PQclear(result) }
             let status = PQresultStatus(result)
-            if status == PGRES_TUPLES_OK || status == PGRES_COMMAND_OK {
+            if status == PGRES_TUPLES_OK || status == PGRES_COMMAND_OK || status == PGRES_EMPTY_QUERY {
+                if guarding { statementGuard?.noteResult(result, sql: sql) }
                 results.append(rows(of: result, sql: sql))
             } else if failure == nil {
                 failure = error(result: result, sql: sql)
@@ -193,6 +208,7 @@ public final class PostgreSQLConnection {
         guard status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK || status == PGRES_EMPTY_QUERY else {
             throw error(result: result, sql: sql)
         }
+        statementGuard?.noteResult(result, sql: sql)
         return read(result)
     }
 

@@ -22,6 +22,7 @@ extension PostgreSQLConnection {
     ) throws -> Int {
         let qualified = (schema.map { Self.quoted($0) + "." } ?? "") + Self.quoted(table)
         let sql = "COPY \(qualified) (\(columns.map(Self.quoted).joined(separator: ", "))) FROM STDIN"
+        try statementGuard?.checkOpen()
         guard let result = PQexec(handle, sql) else { throw error(result: nil, sql: sql) }
         let status = PQresultStatus(result)
         guard status == PGRES_COPY_IN else {

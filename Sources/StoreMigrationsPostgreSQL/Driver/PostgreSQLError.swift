@@ -40,6 +40,12 @@ public struct PostgreSQLError: Error, Sendable, Hashable, CustomStringConvertibl
         /// The store or connection was used in a way it does not allow (a body ending the
         /// step's transaction, a transaction opened inside a non-transactional step, …).
         case misuse
+        /// A batch of a resumable migration
+        /// (``/StoreMigrations/MigrationManager/registerResumable(_:dependsOn:batchSize:deferred:_:)``)
+        /// changed the schema: created, altered or dropped something other than a temporary
+        /// object. ``PostgreSQLError/sql`` is the statement, when one statement did it; the
+        /// batch was rolled back.
+        case schemaChangeInBatch
     }
 
     /// What went wrong.
@@ -97,6 +103,8 @@ public struct PostgreSQLError: Error, Sendable, Hashable, CustomStringConvertibl
             text = "A value read from \(store) does not convert: \(message)."
         case .misuse:
             text = "\(store) was misused: \(message)."
+        case .schemaChangeInBatch:
+            text = "A batch of a resumable migration on \(store) changed the schema: \(message)."
         }
         if let migration { text += " Migration: \(migration)." }
         if let sqlState { text += " SQLSTATE \(sqlState)." }
@@ -141,6 +149,9 @@ public struct PostgreSQLError: Error, Sendable, Hashable, CustomStringConvertibl
             return "Read the column as the type it holds, or as an optional when it may be NULL."
         case .misuse:
             return "Leave the step's transaction to the store; nothing was recorded."
+        case .schemaChangeInBatch:
+            return "Batches must leave the schema alone, so the batch was rolled back and its progress not recorded: "
+                + "make the change in an ordinary migration registered before this one (temporary tables are allowed)."
         }
     }
 

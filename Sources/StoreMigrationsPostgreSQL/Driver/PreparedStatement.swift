@@ -34,18 +34,22 @@ public final class PostgreSQLStatement {
     /// Runs the statement with `parameters`; returns the number of rows it changed.
     @discardableResult
     public func execute(_ parameters: [PostgreSQLValue] = []) throws -> Int {
-        try connection.withParameters(parameters) { count, _, values in
-            try connection.check(PQexecPrepared(connection.handle, name, count, values, nil, nil, 0), sql: sql) {
-                PostgreSQLConnection.affectedRows($0)
+        try connection.guarded(sql) {
+            try connection.withParameters(parameters) { count, _, values in
+                try connection.check(PQexecPrepared(connection.handle, name, count, values, nil, nil, 0), sql: sql) {
+                    PostgreSQLConnection.affectedRows($0)
+                }
             }
         }
     }
 
     /// Runs the statement with `parameters`; returns its rows.
     public func query(_ parameters: [PostgreSQLValue] = []) throws -> [PostgreSQLRow] {
-        try connection.withParameters(parameters) { count, _, values in
-            try connection.check(PQexecPrepared(connection.handle, name, count, values, nil, nil, 0), sql: sql) {
-                connection.rows(of: $0, sql: sql)
+        try connection.guarded(sql) {
+            try connection.withParameters(parameters) { count, _, values in
+                try connection.check(PQexecPrepared(connection.handle, name, count, values, nil, nil, 0), sql: sql) {
+                    connection.rows(of: $0, sql: sql)
+                }
             }
         }
     }

@@ -26,27 +26,59 @@ import StoreMigrations
 /// the same way outside any transaction) and release it with `pg_advisory_unlock`; session and
 /// transaction advisory locks on one key exclude each other across sessions.
 ///
+/// **Batches let waiters in.** A resumable migration's batches each take the lock for one
+/// transaction, and a replica running them takes it again right after each commit, before a
+/// waiter polling every 25 ms would find it free: another replica's launch would wait for the
+/// whole migration, however long. So a waiter announces itself by holding a shared session lock on
+/// a second key, ``waitersKey`` (FNV-1a of `store_migrations_waiting:<schema>.<levels table>`),
+/// for as long as it polls; a batch that finds it held after taking the lock rolls back, sleeps
+/// 50 ms (twice the longest pause between polls) and then waits its turn like the others.
+///
 /// A wait past the store's lock timeout throws ``PostgreSQLError/Kind-swift.enum/lockTimeout(holderPID:)``
 /// with the holder's server process id read from `pg_locks`.
 struct AdvisoryLock: Sendable {
     /// The lock's key.
     let key: Int64
+    /// The key waiters hold a shared session lock on while they poll.
+    let waitersKey: Int64
     /// How long to wait before giving up.
     let timeout: Duration
 
+    /// The lock of the store whose records live in `schema`.`table`.
+    init(schema: String, table: String, timeout: Duration) {
+        key = Self.key(schema: schema, table: table)
+        waitersKey = Self.key(schema: schema, table: table, purpose: "store_migrations_waiting")
+        self.timeout = timeout
+    }
+
     /// The key of the store whose records live in `schema`.`table`.
-    static func key(schema: String, table: String) -> Int64 {
+    static func key(schema: String, table: String, purpose: String = "store_migrations") -> Int64 {
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in "store_migrations:\(schema).\(table)".utf8 {
+        for byte in "\(purpose):\(schema).\(table)".utf8 {
             hash ^= UInt64(byte)
             hash &*= 0x0000_0100_0000_01b3
         }
         return Int64(bitPattern: hash)
     }
 
-    /// Opens a transaction on `connection` holding the lock, waiting as the type describes.
-    func beginLockedTransaction(on connection: PostgreSQLConnection, waiting: TransactionRequest? = nil) throws {
+    /// Opens a transaction on `connection` holding the lock, waiting as the type describes; a
+    /// batch (`yielding`) first lets in a waiter that announced itself.
+    func beginLockedTransaction(
+        on connection: PostgreSQLConnection, waiting: TransactionRequest? = nil, yielding: Bool = false
+    ) throws {
         let sql = "BEGIN ISOLATION LEVEL READ COMMITTED; SELECT pg_try_advisory_xact_lock(\(key))"
+        if yielding {
+            // One round trip, as without waiters: the lock, and whether another session waits.
+            let row = try connection.queryEach(
+                sql + ", EXISTS (SELECT FROM pg_locks WHERE \(Self.lockCondition(waitersKey)) AND pid <> pg_backend_pid())"
+            ).last?.first
+            let acquired = try row.map { try $0[0] as Bool } ?? false
+            let othersWait = try row.map { try $0[1] as Bool } ?? false
+            if acquired && !othersWait { return }
+            try connection.execute("ROLLBACK")
+            // Twice the longest pause between two polls: a waiter polls in the meantime.
+            if acquired { usleep(50_000) }
+        }
         try poll(on: connection, waiting: waiting) {
             let acquired = try connection.queryEach(sql).last?.first.map { try $0[0] as Bool } ?? false
             if !acquired { try connection.execute("ROLLBACK") }
@@ -72,16 +104,18 @@ struct AdvisoryLock: Sendable {
 
     /// The server process id of the session holding the lock, if any can be read.
     func holderPID(on connection: PostgreSQLConnection) -> Int32? {
-        let classID = Int64(UInt32(truncatingIfNeeded: UInt64(bitPattern: key) >> 32))
-        let objectID = Int64(UInt32(truncatingIfNeeded: UInt64(bitPattern: key)))
-        return try? connection.scalar(
-            """
-            SELECT pid FROM pg_locks
-            WHERE locktype = 'advisory' AND granted AND objsubid = 1 AND classid::int8 = $1 AND objid::int8 = $2
+        try? connection.scalar("SELECT pid FROM pg_locks WHERE \(Self.lockCondition(key)) LIMIT 1", as: Int32.self)
+    }
+
+    /// The rows of `pg_locks` of the advisory lock on `key` granted in the current database: its
+    /// high 32 bits are `classid`, its low ones `objid`, and `objsubid` is 1 for a `bigint` key.
+    private static func lockCondition(_ key: Int64) -> String {
+        let classID = UInt32(truncatingIfNeeded: UInt64(bitPattern: key) >> 32)
+        let objectID = UInt32(truncatingIfNeeded: UInt64(bitPattern: key))
+        return """
+            locktype = 'advisory' AND granted AND objsubid = 1 AND classid::int8 = \(classID) AND objid::int8 = \(objectID)
               AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
-            LIMIT 1
-            """,
-            [.integer(classID), .integer(objectID)], as: Int32.self)
+            """
     }
 
     /// Calls `attempt` until it returns `true`, sleeping between tries, or throws at the timeout.
@@ -89,8 +123,24 @@ struct AdvisoryLock: Sendable {
         let deadline = ContinuousClock.now + timeout
         var pause = 1_000  // microseconds
         var reported = false
+        var announced = false
+        defer {
+            // Whatever the outcome: a session still announced after it stopped waiting would make
+            // every batch of other replicas yield to nobody. A session that broke released it
+            // with everything else; an attempt that failed left its transaction to roll back
+            // first (its caller abandons it anyway).
+            if announced, !connection.isBroken {
+                if connection.transactionStatus == PQTRANS_INERROR { PQclear(PQexec(connection.handle, "ROLLBACK")) }
+                PQclear(PQexec(connection.handle, "SELECT pg_advisory_unlock_shared(\(waitersKey))"))
+            }
+        }
         while true {
             if try attempt() { return }
+            if !announced {
+                // Outside any transaction: the attempt rolled back. Shared: never refused.
+                announced = true
+                try connection.execute("SELECT pg_try_advisory_lock_shared(\(waitersKey))")
+            }
             if !reported, let waiting {
                 // Read between attempts, outside any transaction: the waiter holds no snapshot.
                 reported = true

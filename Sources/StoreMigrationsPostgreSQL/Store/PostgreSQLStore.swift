@@ -169,7 +169,7 @@ public final class PostgreSQLStore: MigrationStore, @unchecked Sendable {
         self.livenessCheckInterval = livenessCheckInterval
         name = "PostgreSQL database \(database) on \(host):\(port), schema \(schema)"
         identityValue = "\(host):\(port)/\(database)/\(schema)"
-        advisoryLock = AdvisoryLock(key: AdvisoryLock.key(schema: schema, table: Self.levelsTable), timeout: lockTimeout)
+        advisoryLock = AdvisoryLock(schema: schema, table: Self.levelsTable, timeout: lockTimeout)
     }
 
     /// Creates a store from connection parameters.
@@ -245,14 +245,34 @@ public final class PostgreSQLStore: MigrationStore, @unchecked Sendable {
                 throw db.misuse("a migration step cannot start inside a migration body or a read; return from it first")
             }
             do {
-                try advisoryLock.beginLockedTransaction(on: db, waiting: request)
+                if request.isBatch && !db.storeTablesExist {
+                    // A batch may not change the schema, and the guard would count the store's own
+                    // tables as a change: they get a transaction of their own first.
+                    try advisoryLock.beginLockedTransaction(on: db, waiting: request)
+                    try createStoreTables(db)
+                    try db.execute("COMMIT")
+                    db.storeTablesExist = true
+                }
+                try advisoryLock.beginLockedTransaction(on: db, waiting: request, yielding: request.isBatch)
                 if !db.storeTablesExist { try createStoreTables(db) }
                 let before = try records(in: db)
                 var records = before
                 // The body gets its own reference: reassigning it cannot swap the store's connection.
                 var content = db
-                let result = try body(&records, &content)
+                let statementGuard = try StatementGuard(refusesSchemaChanges: request.isBatch, on: db)
+                db.statementGuard = statementGuard
+                let result: T
+                do {
+                    defer { db.statementGuard = nil }
+                    result = try body(&records, &content)
+                } catch {
+                    // The guard's error first: the body's own error (or its catching one) came after it.
+                    try statementGuard.checkOpen()
+                    throw error
+                }
+                try statementGuard.checkOpen()
                 try checkTransactionIntact(db)
+                try statementGuard.bodyDone(on: db)
                 if records != before { try write(records, over: before, in: db) }
                 try db.execute("COMMIT")
                 db.storeTablesExist = true

@@ -8,15 +8,17 @@ import StoreMigrationsPostgreSQL
 /// tests start it, several at once, and kill it.
 ///
 /// ```
-/// ReplicaRunner <columns|index-builder|waiter> <connection-string> [--steps N] [--sleep-ms MS]
+/// ReplicaRunner <columns|index-builder|waiter|batched> <connection-string> [--steps N] [--sleep-ms MS]
 ///     [--rows N] [--hold-ms MS] [--marker FILE] [--lock-timeout SECONDS] [--wait-for GATE]
+///     [--batch-rows N] [--row-sleep-us US]
 /// ```
 ///
 /// The connection string (key=value pairs) gets `application_name=replica-<pid>`, so that a
 /// test can map the server process holding a lock (`pg_locks`) to the replica process to kill.
 /// With `--wait-for`, the replica first waits for the file `GATE` to exist, so that several can
 /// start at the same moment. It prints one `step <id> <outcome>` line per step, then one
-/// `level <manager> <level>` line per manager. Exit status: 0 when every step applied or was
+/// `level <manager> <level>` line per manager; a run that leaves deferred work waits for its
+/// background run and prints that run's lines after the launch's. Exit status: 0 when every step applied or was
 /// found applied, 1 when a step failed, 2 when the run could not start, 64 for bad arguments.
 @main
 struct ReplicaRunner {
@@ -34,6 +36,8 @@ struct ReplicaRunner {
             case ("--rows", let count?): scenario.rows = count
             case ("--hold-ms", let milliseconds?): scenario.holdMilliseconds = milliseconds
             case ("--lock-timeout", let seconds?): scenario.lockTimeout = .seconds(seconds)
+            case ("--batch-rows", let count?): scenario.batchRows = count
+            case ("--row-sleep-us", let microseconds?): scenario.rowSleepMicroseconds = microseconds
             case ("--marker", _): scenario.marker = URL(fileURLWithPath: value)
             case ("--wait-for", _): gate = URL(fileURLWithPath: value)
             default: usage()
@@ -51,6 +55,8 @@ struct ReplicaRunner {
         }
         do {
             printReport(try coordinator.run())
+            // Deferred work goes on in the background: a replica serves meanwhile; this one waits.
+            if let background = coordinator.backgroundRun { printReport(try background.wait()) }
         } catch let error as MigrationRunError {
             printReport(error.report)
             fail(status: 1, error)
@@ -97,8 +103,9 @@ struct ReplicaRunner {
 
     private static func usage() -> Never {
         FileHandle.standardError.write(Data("""
-            usage: ReplicaRunner <columns|index-builder|waiter> <connection-string> [--steps N] [--sleep-ms MS]
+            usage: ReplicaRunner <columns|index-builder|waiter|batched> <connection-string> [--steps N] [--sleep-ms MS]
                        [--rows N] [--hold-ms MS] [--marker FILE] [--lock-timeout SECONDS] [--wait-for GATE]
+                       [--batch-rows N] [--row-sleep-us US]
 
             """.utf8))
         exit(64)

@@ -16,8 +16,12 @@ import StoreMigrationsPostgreSQL
 ///   lock for `holdMilliseconds`, then runs `CREATE INDEX CONCURRENTLY`.
 /// - `waiter`: manager `audit` on the same store, transactional steps `1.0` (creates
 ///   `audit_log`) and `2.0` (logs a row): they wait for the index builder's lock.
+/// - `batched`: manager `service`: `1` creates `item(id, value, calls)` with `rows` rows;
+///   `2`, deferred, rewrites them in batches of `batchRows` with a transform that is not
+///   idempotent (`value * 2 + 1`, `calls + 1`) and sleeps `rowSleepMicroseconds` a row, in the
+///   batch's transaction, so that a kill can land mid-batch.
 struct ReplicaScenario {
-    enum Kind: String { case columns, indexBuilder = "index-builder", waiter }
+    enum Kind: String { case columns, indexBuilder = "index-builder", waiter, batched }
 
     var kind: Kind
     var connectionString: String
@@ -27,6 +31,8 @@ struct ReplicaScenario {
     var holdMilliseconds = 300
     var marker: URL?
     var lockTimeout: Duration = .seconds(60)
+    var batchRows = 20
+    var rowSleepMicroseconds = 0
 
     static let appVersion: Version = "100"
 
@@ -58,6 +64,20 @@ struct ReplicaScenario {
                 if let marker { try Data("\(db.serverProcessID)".utf8).write(to: marker) }
                 Thread.sleep(forTimeInterval: Double(hold) / 1_000)
                 try db.execute("CREATE INDEX CONCURRENTLY IF NOT EXISTS product_by_name ON product(name)")
+            }
+        case .batched:
+            let service = try coordinator.manager("service", store: store)
+            let rows = rows, pause = UInt32(rowSleepMicroseconds)
+            service.register("1") { db in
+                try db.execute("CREATE TABLE item(id bigint PRIMARY KEY, value bigint NOT NULL, calls int NOT NULL DEFAULT 0)")
+                try db.execute("INSERT INTO item(id, value) SELECT i, i FROM generate_series(1, $1) AS i", [.integer(Int64(rows))])
+            }
+            service.registerResumable(
+                "2", transformingRowsOf: "item", columns: ["value", "calls"], batchSize: .fixed(batchRows), deferred: true
+            ) { row in
+                if pause > 0 { usleep(pause) }
+                let value: Int64 = try row["value"], calls: Int64 = try row["calls"]
+                return ["value": .integer(value * 2 + 1), "calls": .integer(calls + 1)]
             }
         case .waiter:
             let audit = try coordinator.manager("audit", store: store)

@@ -219,4 +219,127 @@ import Glibc
         #expect(try database.columns(of: "t") == ["id", "two", "three"])
         #expect(try database.record(of: "service").history == ["1", "2", "3"])
     }
+
+    /// What a `batched` database holds, read in one statement (one snapshot): whether the rows
+    /// and the record of `service@2` agree.
+    struct BatchedState {
+        let transformed: Int
+        let lastTransformed: Int
+        let wrong: Int
+        let progress: StepProgress?
+        let applied: Bool
+
+        init(_ db: PostgreSQLConnection) throws {
+            let row = try #require(try db.query(
+                """
+                SELECT (SELECT count(*) FROM item WHERE calls = 1), (SELECT coalesce(max(id), 0) FROM item WHERE calls = 1),
+                       (SELECT count(*) FROM item WHERE value <> CASE calls WHEN 0 THEN id WHEN 1 THEN id * 2 + 1 ELSE -1 END),
+                       (SELECT progress FROM store_migrations_levels WHERE manager = 'service'),
+                       EXISTS (SELECT FROM store_migrations_history WHERE manager = 'service' AND version = '2')
+                """).first)
+            transformed = try row[0]
+            lastTransformed = try row[1]
+            wrong = try row[2]
+            let progressText: String? = try row[3]
+            progress = try progressText.map { try StoredProgress.list(fromJSON: $0) }?.first { $0.version == "2" }
+            applied = try row[4]
+        }
+
+        /// Why the rows and the record disagree, or `nil` when they agree.
+        func disagreement(rows: Int) -> String? {
+            if wrong > 0 { return "\(wrong) rows transformed more than once or wrongly" }
+            if applied { return transformed == rows && progress == nil ? nil : "applied with \(transformed) rows transformed" }
+            let done = progress?.done ?? 0
+            guard transformed == done, lastTransformed == done else {
+                return "rows 1…\(lastTransformed) (\(transformed)) transformed, the record says \(done)"
+            }
+            return progress.map { $0.cursor == "[\(done)]" ? nil : "cursor \($0.cursor) after \(done) rows" } ?? nil
+        }
+    }
+
+    @Test func replicasShareADeferredBatchedStepAndOneKilledMidBatchLeavesItsRowsToTheOthers() throws {
+        let rows = 2_000
+        let database = try PostgreSQLTestDatabase()
+        let gate = folder.file("gate-batched")
+        let arguments = [
+            "batched", database.connectionString, "--rows", "\(rows)", "--batch-rows", "20", "--row-sleep-us", "500",
+            "--wait-for", gate.path,
+        ]
+        let replicas = try (0..<4).map { _ in try runner.start(arguments, logs: folder.url) }
+        try Data().write(to: gate)
+        let admin = try database.connect()
+        // The victim: the replica holding the store's lock once a quarter of the step is done,
+        // that is in a batch of it (its transform sleeps in every row of the batch).
+        var victim: ChildProcess?
+        var killedAt: BatchedState?
+        // An outer bound: the step sleeps about a second in all, in batches of 10 ms.
+        let deadline = ContinuousClock.now + .seconds(300)
+        while victim == nil {
+            try #require(ContinuousClock.now < deadline, "no replica was seen in a batch of the step")
+            guard try admin.tableExists("store_migrations_levels"), try admin.tableExists("item") else { continue }
+            let state = try BatchedState(admin)
+            try #require(!state.applied, "the step finished before a replica could be killed in it")
+            guard let done = state.progress?.done, done >= rows / 4 else { continue }
+            // The store's lock, not the shared one waiters announce themselves with.
+            let key = UInt64(bitPattern: try database.store().lockKey)
+            let holder = try admin.scalar(
+                """
+                SELECT a.application_name FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
+                WHERE l.locktype = 'advisory' AND l.granted AND l.classid::int8 = $1 AND l.objid::int8 = $2 AND l.objsubid = 1
+                  AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
+                """, [.integer(Int64(key >> 32)), .integer(Int64(key & 0xFFFF_FFFF))], as: String.self)
+            guard let replica = replicas.first(where: { holder == "replica-\($0.pid)" }) else { continue }
+            let exit = replica.kill()
+            try #require(exit.signal != nil, "the replica ended before it was killed: \(exit)")
+            victim = replica
+            killedAt = try BatchedState(admin)
+        }
+        #expect(killedAt?.disagreement(rows: rows) == nil, "\(killedAt?.disagreement(rows: rows) ?? "")")
+        // The others go on from the last committed batch; the data and the record agree all along.
+        var samples = 0
+        while replicas.contains(where: { $0 !== victim && $0.wait(timeout: 0) == nil }) {
+            try #require(ContinuousClock.now < deadline, "the other replicas did not finish the step")
+            let state = try BatchedState(admin)
+            if let problem = state.disagreement(rows: rows) { Issue.record("while the others ran: \(problem)") }
+            samples += 1
+            usleep(20_000)
+        }
+        let exits = replicas.filter { $0 !== victim }.map { $0.wait(timeout: 60) ?? $0.kill() }
+        for exit in exits {
+            #expect(exit.succeeded, "\(exit)")
+            // The launch's report, then the background run's: the launch did not wait for the
+            // deferred step, however busy the other replicas kept the lock with its batches.
+            #expect(exit.levels == ["level service 1", "level service 2"], "\(exit)")
+            #expect(["applied", "alreadyApplied"].contains(exit.stepOutcomes["service@2"] ?? "none"), "\(exit)")
+        }
+        // A relaunch (the killed replica's replacement) finds it done.
+        let relaunch = try #require(try runner.start(Array(arguments.dropLast(2)), logs: folder.url).wait(timeout: 60))
+        #expect(relaunch.succeeded && relaunch.levels == ["level service 2"], "\(relaunch)")
+        #expect(relaunch.stepOutcomes["service@2"] == nil, "nothing left to run: \(relaunch)")
+        let final = try BatchedState(admin)
+        #expect(final.applied && final.transformed == rows && final.wrong == 0, "every row transformed exactly once")
+        #expect(try database.record(of: "service").history == ["1", "2"])
+        #expect(try database.advisoryLocks() == 0)
+        print("Batched replicas: killed one with \(killedAt?.progress?.done ?? 0) of \(rows) rows done, \(samples) samples agreed")
+    }
+
+    /// Issue 20: planning asks the catalog before it reads the store's tables, so a first
+    /// deployment (eight replicas on an empty database, all planning before any has created the
+    /// tables) leaves no `ERROR:` line in the server's log for operators to be alerted by.
+    @Test func aFirstDeploymentOfEightReplicasLeavesNoErrorInTheServerLog() throws {
+        let server = try PostgreSQLServer()
+        defer { server.stop() }
+        let database = try PostgreSQLTestDatabase(server: server)
+        let gate = folder.file("gate-first-deployment")
+        let replicas = try (0..<8).map { _ in
+            try runner.start(["columns", database.connectionString, "--steps", "5", "--wait-for", gate.path], logs: folder.url)
+        }
+        try Data().write(to: gate)
+        for exit in replicas.map({ $0.wait(timeout: 120) ?? $0.kill() }) { #expect(exit.succeeded, "\(exit)") }
+        #expect(try database.record(of: "service").history == ["1", "2", "3", "4", "5"])
+        let log = try String(contentsOf: server.logFile, encoding: .utf8)
+        #expect(log.contains("database system is ready to accept connections"), "not the server's log: \(log)")
+        let errors = log.split(separator: "\n").filter { $0.contains("ERROR:") }
+        #expect(errors.isEmpty, "\(errors.joined(separator: "\n"))")
+    }
 }
