@@ -58,7 +58,7 @@ extension PostgreSQLConnection {
     /// ``transformRows(in:schema:key:columns:where:batchSize:_:)`` does, and says where the next
     /// batch starts. The body of
     /// ``StoreMigrations/MigrationManager/registerResumable(_:dependsOn:transformingRowsOf:key:columns:where:batchSize:deferred:_:)``;
-    /// call it from ``/StoreMigrations/MigrationManager/registerResumable(_:dependsOn:batchSize:deferred:_:)``
+    /// call it from ``/StoreMigrations/MigrationManager/registerResumable(_:dependsOn:batchSize:deferred:options:_:)``
     /// to do more in the batch's transaction.
     ///
     /// ```swift

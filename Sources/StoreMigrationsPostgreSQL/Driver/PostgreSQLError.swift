@@ -41,7 +41,7 @@ public struct PostgreSQLError: Error, Sendable, Hashable, CustomStringConvertibl
         /// step's transaction, a transaction opened inside a non-transactional step, …).
         case misuse
         /// A batch of a resumable migration
-        /// (``/StoreMigrations/MigrationManager/registerResumable(_:dependsOn:batchSize:deferred:_:)``)
+        /// (``/StoreMigrations/MigrationManager/registerResumable(_:dependsOn:batchSize:deferred:options:_:)``)
         /// changed the schema: created, altered or dropped something other than a temporary
         /// object. ``PostgreSQLError/sql`` is the statement, when one statement did it; the
         /// batch was rolled back.

@@ -8,7 +8,7 @@ extension MigrationManager where Store == PostgreSQLStore {
     /// transformed once, even by a `transform` that is not idempotent. Between two batches the
     /// lock is free: another replica may run the next batch, or the migrations of other stores'
     /// managers their steps. See
-    /// ``/StoreMigrations/MigrationManager/registerResumable(_:dependsOn:batchSize:deferred:_:)``
+    /// ``/StoreMigrations/MigrationManager/registerResumable(_:dependsOn:batchSize:deferred:options:_:)``
     /// for batches, budgets and deferral, and
     /// ``PostgreSQLConnection/transformRows(in:schema:key:columns:where:batch:_:)`` for how rows
     /// are read, locked and written.
