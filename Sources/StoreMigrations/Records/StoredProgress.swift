@@ -67,6 +67,24 @@ package enum StoredProgress {
         return try list(from: object)
     }
 
+    /// The progress a SQL store's levels row keeps in its `progress` column, as `text` (`nil` for
+    /// NULL), or `other`, the description of a value that is not text: an unreadable column is
+    /// an unreadable record, never a step without progress.
+    package static func list(
+        column text: String?, other: String? = nil, of manager: String, store: String, table: String
+    ) throws -> [StepProgress] {
+        if let other {
+            throw MigrationError.unreadableState(
+                manager: manager, store: store, reason: "its progress in table \(table) is \(other), not text")
+        }
+        guard let text else { return [] }
+        do {
+            return try list(fromJSON: text)
+        } catch {
+            throw MigrationError.unreadableState(manager: manager, store: store, reason: "its progress in table \(table): \(error)")
+        }
+    }
+
     private static func integer(_ object: Any?) -> Int? {
         guard let number = object as? NSNumber else { return nil }
         return number.intValue

@@ -701,16 +701,8 @@ public final class SQLiteStore: MigrationStore, @unchecked Sendable {
     private func progress(_ value: DatabaseValue, of manager: String) throws -> [StepProgress] {
         switch value {
         case .null: return []
-        case .text(let text):
-            do {
-                return try StoredProgress.list(fromJSON: text)
-            } catch {
-                throw MigrationError.unreadableState(
-                    manager: manager, store: description, reason: "its progress in table \(Self.levelsTable): \(error)")
-            }
-        default:
-            throw MigrationError.unreadableState(
-                manager: manager, store: description, reason: "its progress in table \(Self.levelsTable) is \(value), not text")
+        case .text(let text): return try StoredProgress.list(column: text, of: manager, store: description, table: Self.levelsTable)
+        default: return try StoredProgress.list(column: nil, other: "\(value)", of: manager, store: description, table: Self.levelsTable)
         }
     }
 

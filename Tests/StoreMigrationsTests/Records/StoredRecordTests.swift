@@ -46,4 +46,17 @@ import TestSupport
         #expect(codec.records["raised"] == MigrationRecord(applied: [.init(version: "1"), .init(version: "2")], baseline: "3"))
         #expect(codec.records["current"] == MigrationRecord(applied: [.init(version: "1"), .init(version: "2")], appVersion: "2.0"))
     }
+
+    /// A progress column that cannot be read is an unreadable record, never a step without
+    /// progress (which would start the step over).
+    @Test func anUnreadableProgressColumnIsATypedErrorNamingTheManager() throws {
+        #expect(try StoredProgress.list(column: nil, of: "m", store: "s", table: "levels") == [])
+        #expect(throws: MigrationError.unreadableState(
+            manager: "m", store: "s", reason: "its progress in table levels: its progress is not JSON: {oops")) {
+            try StoredProgress.list(column: "{oops", of: "m", store: "s", table: "levels")
+        }
+        #expect(throws: MigrationError.unreadableState(manager: "m", store: "s", reason: "its progress in table levels is 3, not text")) {
+            try StoredProgress.list(column: nil, other: "3", of: "m", store: "s", table: "levels")
+        }
+    }
 }
