@@ -32,7 +32,10 @@ struct Options {
         }
     }
 
-    func wants(_ name: String) -> Bool { only.map { name.contains($0) } ?? true }
+    /// `--only NAME` selects the workload called NAME, or every part of a group (`postgresql`
+    /// for `postgresql-steps`, `postgresql-launch`, …); not every name containing it, so that
+    /// `--only launch` runs neither `deferred-launch` nor `postgresql-launch`.
+    func wants(_ name: String) -> Bool { only.map { name == $0 || name.hasPrefix($0 + "-") } ?? true }
 }
 
 let options = Options(arguments: Array(CommandLine.arguments.dropFirst()))
