@@ -86,6 +86,7 @@ if options.wants("resumable-kill") {
         singleAttempts: options.quick ? 3 : 5, timer: slowTimer
     ).run()
 }
+if options.wants("batched-vs-one") { results += try BatchedVsOneWorkload(rows: bigRows, timer: slowTimer).run() }
 // Its parts one by one (`--only postgresql-transform`) or all (`--only postgresql`).
 let postgreSQLParts = Set(PostgreSQLWorkload.parts.filter(options.wants))
 if !postgreSQLParts.isEmpty {
