@@ -87,6 +87,9 @@ if options.wants("resumable-kill") {
     ).run()
 }
 if options.wants("batched-vs-one") { results += try BatchedVsOneWorkload(rows: bigRows, timer: slowTimer).run() }
+if options.wants("deferred-launch") {
+    results += try DeferredLaunchWorkload(rows: bigRows, timer: makeTimer(options.quick ? 3 : 50)).run()
+}
 // Its parts one by one (`--only postgresql-transform`) or all (`--only postgresql`).
 let postgreSQLParts = Set(PostgreSQLWorkload.parts.filter(options.wants))
 if !postgreSQLParts.isEmpty {
