@@ -11,6 +11,8 @@ struct Measurement: Encodable {
     /// Peak resident memory above the process's level before the timed code, in MiB.
     var libraryPeakMiB: Double?
     var baselinePeakMiB: Double?
+    /// What the figures alone do not say (attempts, batches, a side that never finished).
+    var note: String?
 
     var ratio: Double? { baselineMedian.map { libraryMedian / $0 } }
 
@@ -154,6 +156,10 @@ struct ProgressLine {
     }
 }
 
+extension Duration {
+    var inSeconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
+}
+
 func temporaryDirectory(_ name: String) throws -> URL {
     let url = FileManager.default.temporaryDirectory.appendingPathComponent("store-migrations-bench-\(name)-\(UUID().uuidString)")
     try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
@@ -167,14 +173,16 @@ func formatSeconds(_ seconds: Double) -> String {
 }
 
 func printTable(_ rows: [Measurement]) {
-    let header = ["workload", "metric", "runs", "library", "baseline", "ratio", "peak MiB (lib/base)", "target"]
+    var header = ["workload", "metric", "runs", "library", "baseline", "ratio", "peak MiB (lib/base)", "target"]
+    let hasNotes = rows.contains { $0.note != nil }
+    if hasNotes { header.append("note") }
     var table = [header]
     for row in rows {
         let memory = row.libraryPeakMiB.map { lib in String(format: "%.1f / %@", lib, row.baselinePeakMiB.map { String(format: "%.1f", $0) } ?? "-") } ?? "-"
         table.append([
             row.workload, row.metric, String(row.runs), formatSeconds(row.libraryMedian),
             row.baselineMedian.map(formatSeconds) ?? "-", row.ratio.map { String(format: "%.2f×", $0) } ?? "-", memory, row.target,
-        ])
+        ] + (hasNotes ? [row.note ?? ""] : []))
     }
     let widths = header.indices.map { column in table.map { $0[column].count }.max() ?? 0 }
     for (index, row) in table.enumerated() {

@@ -21,9 +21,16 @@ import ThrowawayPostgreSQL
 /// - `postgresql-transform`: a row transform of every row of a table (1,000,000 at full size;
 ///   keyset batches of 1,000, one prepared `UPDATE` per row) against a raw libpq loop of the
 ///   same batches and updates, each side in a new session; timed, and its CPU time counted
-///   (this process and the session's server process, from `/proc`, on Linux).
+///   (this process and the session's server process, from `/proc`, on Linux);
+/// - `postgresql-batched`: the same number of rows rewritten by a resumable step through the
+///   core `registerResumable` (batch size `.automatic`; each batch its own transaction under the
+///   store's advisory lock, committing the cursor with the rows), whose body uses the
+///   connection directly, against a raw libpq loop of the same updates with the same commits:
+///   the baseline replays the batch sizes of the library's run before it.
 struct PostgreSQLWorkload {
-    static let parts = ["postgresql-steps", "postgresql-launch", "postgresql-replicas", "postgresql-transform"]
+    static let parts = [
+        "postgresql-steps", "postgresql-launch", "postgresql-replicas", "postgresql-transform", "postgresql-batched",
+    ]
 
     let parts: Set<String>
     let rows: Int
@@ -61,6 +68,7 @@ struct PostgreSQLWorkload {
             if parts.contains("postgresql-replicas") { results.append(try replicasStartup(connection)) }
         }
         if parts.contains("postgresql-transform") { results += try rowTransform(connection) }
+        if parts.contains("postgresql-batched") { results += try batchedTransform(connection) }
         return results
         #else
         return []
@@ -240,6 +248,116 @@ extension PostgreSQLWorkload {
         }
         return results
     }
+}
+
+extension PostgreSQLWorkload {
+    /// The resumable transform against the raw loop with the same commits; time and CPU time, as
+    /// for the single-transaction transform.
+    private func batchedTransform(_ connection: String) throws -> [Measurement] {
+        let raw = try RawLibPQ(connection)
+        try raw.execute("""
+            CREATE TABLE batched(id bigint PRIMARY KEY, name text NOT NULL, tag text);
+            INSERT INTO batched SELECT i, md5(i::text), NULL FROM generate_series(1, \(rows)) AS i
+            """)
+        func settle() throws {
+            try raw.execute("VACUUM ANALYZE batched")
+            try raw.execute("CHECKPOINT")
+        }
+        let select = "SELECT id, name FROM batched WHERE id > $1 ORDER BY id LIMIT $2"
+        let update = "UPDATE batched SET tag = $1 WHERE id = $2"
+        var run = 0
+        // The limits the library's batches asked for, in its last run: what the baseline replays.
+        var limits: [Int] = []
+        var batchCounts: [Int] = []
+        var libraryCPU: [Double] = [], baselineCPU: [Double] = []
+        let (library, baseline) = try transformTimer.compare(
+            prepareLibrary: {
+                run += 1
+                try settle()
+            },
+            library: {
+                let clientBefore = CPUTime.seconds(ofProcess: getpid())
+                let coordinator = MigrationCoordinator(appVersion: 1)
+                // Tags of one length on both sides, as in the single-transaction transform.
+                let tag = String(format: "lib-%03d", run)
+                let asked = LimitLog()
+                let store = try PostgreSQLStore(connection, schema: "batched")
+                try coordinator.manager("batched-\(run)", store: store).registerResumable(1, batchSize: .automatic) { db, batch in
+                    asked.append(batch.limit)
+                    let after = batch.cursor.flatMap(Int64.init) ?? 0
+                    let selected = try db.prepare(select).query([.integer(after), .integer(Int64(batch.limit))])
+                    let write = try db.prepare(update)
+                    for row in selected {
+                        let name: String = try row[1]
+                        try write.execute([.text(tag + name.prefix(4)), row.values[0]])
+                    }
+                    guard selected.count == batch.limit, let last = selected.last else { return .finished(processed: selected.count) }
+                    return .more(cursor: String(try last[0] as Int64), processed: selected.count)
+                }
+                let report = try coordinator.run()
+                precondition(report.succeeded && report.didRunAnything)
+                limits = asked.limits
+                batchCounts.append(limits.count)
+                let serverProcess = try store.read { $0.serverProcessID }
+                libraryCPU.append(CPUTime.seconds(ofProcess: getpid()) - clientBefore + CPUTime.seconds(ofProcess: serverProcess))
+            },
+            prepareBaseline: {
+                run += 1
+                try settle()
+            },
+            baseline: {
+                let clientBefore = CPUTime.seconds(ofProcess: getpid())
+                let session = try RawLibPQ(connection)
+                defer {
+                    baselineCPU.append(
+                        CPUTime.seconds(ofProcess: getpid()) - clientBefore + CPUTime.seconds(ofProcess: PQbackendPID(session.handle)))
+                }
+                let tag = String(format: "raw-%03d", run)
+                try session.prepare("select", select)
+                try session.prepare("update", update)
+                var last = "0"
+                var written = 0
+                for limit in limits {
+                    try session.execute("BEGIN")
+                    let batch = try session.executePrepared("select", [last, String(limit)])
+                    defer { PQclear(batch) }
+                    let count = PQntuples(batch)
+                    for row in 0..<count {
+                        let id = String(cString: PQgetvalue(batch, row, 0))
+                        let name = String(cString: PQgetvalue(batch, row, 1))
+                        PQclear(try session.executePrepared("update", [tag + name.prefix(4), id]))
+                    }
+                    written += Int(count)
+                    if count > 0 { last = String(cString: PQgetvalue(batch, count - 1, 0)) }
+                    try session.execute("COMMIT")
+                }
+                precondition(written == rows, "the replayed batches wrote \(written) rows")
+            })
+        let tagged = try raw.rows("SELECT count(*) FROM batched WHERE tag LIKE 'raw-%'")
+        precondition(tagged.first?.first == String(rows), "rows tagged by the last run: \(tagged)")
+        let workload = "PostgreSQL: batched transform \(rows) rows"
+        var results = [Measurement(
+            workload: workload, metric: "resumable step (.automatic batches) vs a raw libpq loop with the same commits",
+            runs: transformTimer.runs, libraryMedian: library.median, baselineMedian: baseline.median, target: "≤ 1.10×",
+            note: "batches per run (warm-up first): \(batchCounts.map(String.init).joined(separator: ", "))")]
+        if CPUTime.isAvailable {
+            results.append(Measurement(
+                workload: workload, metric: "CPU time: this process + the connection's server process",
+                runs: transformTimer.runs, libraryMedian: CPUTime.median(libraryCPU), baselineMedian: CPUTime.median(baselineCPU),
+                target: "(reported)"))
+        }
+        return results
+    }
+}
+
+/// The limits a resumable step's batches were asked for; appended to from the step's thread.
+private final class LimitLog: @unchecked Sendable {
+    // @unchecked: `asked` is only touched with `lock` held.
+    private let lock = NSLock()
+    private var asked: [Int] = []
+
+    func append(_ limit: Int) { lock.withLock { asked.append(limit) } }
+    var limits: [Int] { lock.withLock { asked } }
 }
 
 /// CPU time (user and system) of a process, from Linux's `/proc/<pid>/stat`; the server's

@@ -1,6 +1,12 @@
 import Foundation
 
-/// `swift run -c release benchmarks [--quick] [--json PATH] [--only NAME] [--stores S --per P] [--rows N] [--runs N]`
+// A child process of the resumable-kill workload: runs its step and exits, before any option
+// is parsed (the subcommand is not one of them).
+if CommandLine.arguments.dropFirst().first == ResumableKillWorkload.childCommand {
+    exit(ResumableKillWorkload.runChild(Array(CommandLine.arguments.dropFirst(2))))
+}
+
+/// `swift run -c release benchmarks [--quick] [--json PATH] [--only NAME] [--stores S --per P] [--rows N] [--runs N] [--kill-every SECONDS]`
 struct Options {
     var quick = false
     var jsonPath: String?
@@ -10,6 +16,8 @@ struct Options {
     var rows: Int?
     /// Timed runs per workload instead of its default, e.g. many launches under callgrind.
     var runs: Int?
+    /// The resumable-kill workload's interval between SIGKILLs.
+    var killEvery: Double?
 
     init(arguments: [String]) {
         var iterator = arguments.makeIterator()
@@ -22,8 +30,9 @@ struct Options {
             case "--per": perStore = iterator.next().flatMap(Int.init)
             case "--rows": rows = iterator.next().flatMap(Int.init)
             case "--runs": runs = iterator.next().flatMap(Int.init)
+            case "--kill-every": killEvery = iterator.next().flatMap(Double.init)
             case "--help", "-h":
-                print("usage: benchmarks [--quick] [--json PATH] [--only NAME] [--stores S --per P] [--rows N] [--runs N]")
+                print("usage: benchmarks [--quick] [--json PATH] [--only NAME] [--stores S --per P] [--rows N] [--runs N] [--kill-every SECONDS]")
                 exit(0)
             default:
                 FileHandle.standardError.write(Data("unknown argument \(argument); see --help\n".utf8))
@@ -32,7 +41,10 @@ struct Options {
         }
     }
 
-    func wants(_ name: String) -> Bool { only.map { name.contains($0) } ?? true }
+    /// `--only NAME` selects the workload called NAME, or every part of a group (`postgresql`
+    /// for `postgresql-steps`, `postgresql-launch`, …); not every name containing it, so that
+    /// `--only launch` runs neither `deferred-launch` nor `postgresql-launch`.
+    func wants(_ name: String) -> Bool { only.map { name == $0 || name.hasPrefix($0 + "-") } ?? true }
 }
 
 let options = Options(arguments: Array(CommandLine.arguments.dropFirst()))
@@ -66,6 +78,18 @@ if options.wants("preferences") {
 }
 if options.wants("cache") { results += try CacheWorkload(files: options.quick ? 200 : 20_000, timer: slowTimer).run() }
 if options.wants("mapped") { results += try MappedMigrationWorkload(rows: bigRows, timer: slowTimer).run() }
+// Resumable migrations. `--quick` kills every 0.1 s a transform of 50,000 rows, so that CI
+// goes through kills and resumes too.
+if options.wants("resumable-kill") {
+    results += try ResumableKillWorkload(
+        rows: options.rows ?? (options.quick ? 50_000 : 1_000_000), killEvery: options.killEvery ?? (options.quick ? 0.1 : 2),
+        singleAttempts: options.quick ? 3 : 5, timer: slowTimer
+    ).run()
+}
+if options.wants("batched-vs-one") { results += try BatchedVsOneWorkload(rows: bigRows, timer: slowTimer).run() }
+if options.wants("deferred-launch") {
+    results += try DeferredLaunchWorkload(rows: bigRows, timer: makeTimer(options.quick ? 3 : 50)).run()
+}
 // Its parts one by one (`--only postgresql-transform`) or all (`--only postgresql`).
 let postgreSQLParts = Set(PostgreSQLWorkload.parts.filter(options.wants))
 if !postgreSQLParts.isEmpty {
