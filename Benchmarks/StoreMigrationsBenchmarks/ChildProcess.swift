@@ -32,9 +32,8 @@ enum ChildProcess {
         let end = deadline.map { start + .nanoseconds(Int64($0 * 1e9)) }
         var status: Int32 = 0
         while true {
-            // A 1 ms poll: a step of seconds is timed to a millisecond, and the poll costs the
-            // two cores nothing measurable, where a thread blocked in `waitpid` beside a timer
-            // thread would be two threads more to schedule.
+            // A 1 ms poll: steps of seconds need no finer timing, and one thread that mostly
+            // sleeps disturbs the child less than a blocked `waitpid` plus a timer thread.
             let reaped = waitpid(pid, &status, WNOHANG)
             if reaped == pid { break }
             if reaped < 0, errno != EINTR { throw RawSQLiteError(message: "waitpid: \(String(cString: strerror(errno)))") }
