@@ -9,7 +9,7 @@ final class ManagerDefinition: Sendable {
     /// Ascending; the position of a version is its index in ``dependencies``.
     let versions: [Version]
     let dependencies: [[MigrationReference]]
-    /// By position: whether the migration was registered deferred.
+    /// By position: whether the migration was registered deferred; empty when none was.
     let deferred: [Bool]
     let newerStorePolicy: NewerStorePolicy
     let latePolicy: LateMigrationPolicy
@@ -77,7 +77,7 @@ extension MigrationManager {
         return ManagerDefinition(
             name: name, storeDescription: store.description, identity: store.identity,
             isRebuildable: store.isRebuildable, versions: versions, dependencies: dependencies,
-            deferred: bodies.map(\.isDeferred),
+            deferred: snapshot.registrations.hasDeferred ? bodies.map(\.isDeferred) : [],
             newerStorePolicy: snapshot.newerStore, latePolicy: snapshot.late, hasHook: !hooks.isEmpty,
             readRecords: { [self] in try readStoreRecords() },
             decideFirstLaunch: {
