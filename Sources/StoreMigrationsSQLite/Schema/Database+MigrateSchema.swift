@@ -103,7 +103,7 @@ extension Database {
     }
 
     /// The changes to `schema`, or the error that stops them.
-    private func plan(to schema: DeclaredSchema, mappings: [EntityMapping]) throws -> SchemaDiff {
+    func plan(to schema: DeclaredSchema, mappings: [EntityMapping]) throws -> SchemaDiff {
         var problems = schema.problems()
         let live = try self.schema()
         var sources = Set<String>()
@@ -145,7 +145,7 @@ extension Database {
     /// afterwards would delete or orphan the referring rows. Without enforcement (a store's
     /// ``SQLiteStore/ForeignKeyCheck/deferred`` mode) the references stay on the table's name,
     /// which the new table takes, and the store checks them before commit.
-    private func checkMappedTablesAreNotReferred(by mappings: [EntityMapping]) throws {
+    func checkMappedTablesAreNotReferred(by mappings: [EntityMapping]) throws {
         let sources = mappings.map(\.source)
         for source in sources {
             let children = try foreignKeysReferring(to: source).map(\.child)
@@ -161,7 +161,7 @@ extension Database {
     }
 
     /// Throws for the drops `policy` refuses of tables and columns that hold data.
-    private func checkDataLoss(_ drops: [SchemaDiff.Drop], policy: DataLossPolicy) throws {
+    func checkDataLoss(_ drops: [SchemaDiff.Drop], policy: DataLossPolicy) throws {
         var problems: [SchemaMigrationError.Problem] = []
         for drop in drops {
             let names = [drop.liveTable] + (drop.declaredTable.map { [$0] } ?? [])
@@ -186,7 +186,7 @@ extension Database {
     }
 
     /// Applies `change`, calling `mapRows` with the source of a ``SchemaChange/mapRows(from:)``.
-    private func apply(_ change: SchemaChange, mapRows: (String) throws -> Void) throws {
+    func apply(_ change: SchemaChange, mapRows: (String) throws -> Void) throws {
         switch change {
         case let .dropIndex(index, _):
             try execute("DROP INDEX \(Self.quoted(index))")
