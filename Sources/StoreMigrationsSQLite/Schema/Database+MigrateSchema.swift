@@ -145,18 +145,24 @@ extension Database {
     /// afterwards would delete or orphan the referring rows. Without enforcement (a store's
     /// ``SQLiteStore/ForeignKeyCheck/deferred`` mode) the references stay on the table's name,
     /// which the new table takes, and the store checks them before commit.
-    func checkMappedTablesAreNotReferred(by mappings: [EntityMapping]) throws {
+    ///
+    /// A resumable migration is refused such a table whatever the check: between two of its
+    /// batches the referring rows would point at rows not mapped yet, and each batch commits.
+    func checkMappedTablesAreNotReferred(by mappings: [EntityMapping], resumable: Bool = false) throws {
         let sources = mappings.map(\.source)
         for source in sources {
             let children = try foreignKeysReferring(to: source).map(\.child)
-            if let child = children.first(where: { child in !sources.contains { sameName($0, child) } }) {
-                throw error(
-                    code: SQLITE_MISUSE,
-                    message: "cannot map the rows of table \(source) while foreign keys are enforced: table "
+            guard let child = children.first(where: { child in !sources.contains { sameName($0, child) } }) else { continue }
+            throw error(
+                code: SQLITE_MISUSE,
+                message: resumable
+                    ? "a resumable schema migration cannot map the rows of table \(source): table \(child) refers to "
+                        + "it, and between two batches \(child)'s rows would refer to rows not mapped yet. Map "
+                        + "\(child) in the same migration, or register an ordinary migration with foreignKeyCheck: .deferred"
+                    : "cannot map the rows of table \(source) while foreign keys are enforced: table "
                         + "\(child) refers to it, and replacing \(source) would repoint or delete \(child)'s "
                         + "references. Run this migration in a store with foreignKeyCheck: .deferred",
-                    sql: nil)
-            }
+                sql: nil)
         }
     }
 

@@ -16,9 +16,11 @@ extension Database {
     /// `insertOnce` by an earlier batch returns that batch's row.
     ///
     /// Between two batches the database has the new schema with part of the rows: an app that
-    /// reads it then (a deferred migration) sees the mapped tables partly filled. With foreign
-    /// keys checked at each commit, a batch's rows must refer only to rows mapped by then: map
-    /// parent tables in mappings that come first.
+    /// reads it then (a deferred migration) sees the mapped tables partly filled. Foreign keys
+    /// hold at every commit: a batch's rows may refer only to rows mapped by then (map parent
+    /// tables in mappings that come first), and a table that other tables refer to cannot be
+    /// mapped unless they are mapped too: use the single-transaction form with
+    /// ``SQLiteStore/ForeignKeyCheck/deferred`` for it.
     ///
     /// - Parameters:
     ///   - schema: The schema the database should have.
@@ -80,9 +82,7 @@ extension Database {
     ) throws -> (MappedMigrationCursor, Int) {
         let plan = try plan(to: schema, mappings: mappings)
         try checkDataLoss(plan.drops, policy: dataLoss)
-        if !mappings.isEmpty, try pragmaFlag("foreign_keys") {
-            try checkMappedTablesAreNotReferred(by: mappings)
-        }
+        try checkMappedTablesAreNotReferred(by: mappings, resumable: true)
         // Mapped in the order the plan maps their tables, as the single-transaction form does.
         let mappedInPlan = plan.changes.compactMap { change -> String? in
             if case .mapRows(let source) = change { return source }

@@ -123,6 +123,25 @@ import TestSupport
         #expect(try RawSQLite.strings("SELECT progress FROM store_migrations_levels", at: url.path) == [nil])
     }
 
+    @Test func aTableOtherTablesReferToIsRefusedBeforeAnyChangeNamingTheFix() throws {
+        let coordinator = try coordinator { library in
+            library.register("2.1") { db in
+                try db.execute("CREATE TABLE adjunto(id INTEGER PRIMARY KEY, nota_id INTEGER REFERENCES nota(id))")
+                try db.execute("INSERT INTO adjunto(nota_id) VALUES (1), (2)")
+            }
+            library.registerResumable(
+                "3.0", migratingSchemaTo: Self.notasV3, dataLoss: .allow(tables: ["adjunto"]), mappings: [Self.categorias(calls: Locked([:]))])
+        }
+        let report = try runReport(of: coordinator)
+        let error = try #require(report.failures.first?.error)
+        #expect("\(error)".contains(
+            "a resumable schema migration cannot map the rows of table nota: table adjunto refers to it, and between two "
+                + "batches adjunto's rows would refer to rows not mapped yet. Map adjunto in the same migration, or "
+                + "register an ordinary migration with foreignKeyCheck: .deferred"))
+        #expect(try tables() == ["adjunto", "nota", "store_migrations_history", "store_migrations_levels"])
+        #expect(try RawSQLite.strings("SELECT progress FROM store_migrations_levels", at: url.path) == [nil])
+    }
+
     @Test func mappingsChangedAfterTheMigrationStartedAreRefusedNamingTheFix() throws {
         let failures = Locked(0)
         let first = try runReport(of: try coordinator { library in
