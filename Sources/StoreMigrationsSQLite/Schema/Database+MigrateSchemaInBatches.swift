@@ -16,7 +16,8 @@ extension Database {
     /// `insertOnce` by an earlier batch returns that batch's row.
     ///
     /// Between two batches the database has the new schema with part of the rows: an app that
-    /// reads it then (a deferred migration) sees the mapped tables partly filled. Foreign keys
+    /// reads it then (a deferred migration) sees the mapped tables partly filled, and must not
+    /// write them: a row it inserts could take the key of a row not mapped yet. Foreign keys
     /// hold at every commit: a batch's rows may refer only to rows mapped by then (map parent
     /// tables in mappings that come first), and a table that other tables refer to cannot be
     /// mapped unless they are mapped too: use the single-transaction form with
