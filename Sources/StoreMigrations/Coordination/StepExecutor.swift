@@ -62,14 +62,12 @@ package enum StepExecutor {
                 .markApplied(version, at: startedAt, duration: (ContinuousClock.now - start).seconds)
             return .applied
         }
-        let request = TransactionRequest(migration: migration, source: source, options: options)
+        if mode == .none, !store.runsStepsOutsideTransactions {
+            throw MigrationError.transactionModeNotSupported(migration: migration, store: store.description)
+        }
+        let request = TransactionRequest(migration: migration, source: source, mode: mode, options: options)
         do {
-            switch mode {
-            case .transactional: return try store.transaction(request, step)
-            case .none: return try store.withoutTransaction(request, step)
-            }
-        } catch MigrationError.transactionModeNotSupported(_, let description) {
-            throw MigrationError.transactionModeNotSupported(migration: migration, store: description)
+            return try store.transaction(request, step)
         } catch let error as any MigrationAttributableError {
             throw error.attributed(to: migration)
         }
