@@ -156,11 +156,13 @@ struct CommandSession {
         } else if plan.steps.isEmpty && postDeployCount == 0 {
             lines.append("Up to date.")
         } else {
-            var summary = "Pending: \(plan.steps.count) step\(plan.steps.count == 1 ? "" : "s")"
+            var parts: [String] = []
+            if !plan.steps.isEmpty { parts.append("\(plan.steps.count) step\(plan.steps.count == 1 ? "" : "s")") }
             if postDeployCount > 0 {
-                summary += ", and \(postDeployCount) post-deploy step\(postDeployCount == 1 ? "" : "s") "
-                    + "('\(name) migrate --post-deploy' once the previous version is gone)"
+                parts.append("\(postDeployCount) post-deploy step\(postDeployCount == 1 ? "" : "s") "
+                    + "('\(name) migrate --post-deploy' once the previous version is gone)")
             }
+            let summary = "Pending: " + parts.joined(separator: ", and ")
             lines.append(summary + ".")
         }
         console.output(lines.joined(separator: "\n") + "\n")
