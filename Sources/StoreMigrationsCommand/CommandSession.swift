@@ -79,7 +79,6 @@ struct CommandSession {
         return .usage
     }
 
-    @available(*, noasync, message: "it blocks its thread while migrations run")
     func run(_ subcommand: Subcommand, _ arguments: [String]) throws -> MigrationCommand.ExitCode {
         let name = subcommand.rawValue
         switch subcommand {
@@ -174,7 +173,6 @@ struct CommandSession {
         return plan.steps.isEmpty && postDeployCount == 0 ? .success : .pending
     }
 
-    @available(*, noasync, message: "it blocks its thread while migrations run")
     private func migrate(
         targets: [MigrationReference]?, postDeploy: Bool, dryRun: Bool, confirmed: Bool
     ) throws -> MigrationCommand.ExitCode {

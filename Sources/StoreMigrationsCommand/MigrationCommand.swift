@@ -56,13 +56,15 @@ public struct MigrationCommand: Sendable {
 
     /// Runs the command with `arguments` (a subcommand and its options, without the program's
     /// name) on the process's standard streams.
-    @available(*, noasync, message: "it blocks its thread while migrations run")
+    ///
+    /// It blocks its thread until the migrations it runs end: call it from the `main` of a
+    /// process that does nothing else meanwhile (an `async` one included, as a command's process
+    /// then only waits for it), not from a server's request handlers.
     public func run(arguments: [String]) -> ExitCode {
         run(arguments: arguments, console: .standard)
     }
 
     /// Runs the command on `console`'s streams.
-    @available(*, noasync, message: "it blocks its thread while migrations run")
     package func run(arguments: [String], console: CommandConsole) -> ExitCode {
         let session = CommandSession(coordinator: coordinator, name: commandName, console: console)
         guard let first = arguments.first else {
