@@ -217,8 +217,11 @@ public final class MigrationCoordinator: @unchecked Sendable {
     /// Runs the pending work; cancelling the task cancels the run (steps already running finish
     /// or roll back, nothing new starts).
     ///
-    /// - Parameter postDeploy: Whether to run the post-deploy migrations too
-    ///   (``PostDeployMigration``).
+    /// - Parameters:
+    ///   - targets: Runs only these migrations and the steps they depend on; `nil` runs everything.
+    ///   - launchBudget: How long the launch may take before resumable migrations stop after
+    ///     their current batch and go on in the background; `nil` for no limit.
+    ///   - postDeploy: Whether to run the post-deploy migrations too (``PostDeployMigration``).
     /// - Returns: The report, when every step applied.
     /// - Throws: ``MigrationError`` before anything runs; ``MigrationRunError`` when a step failed
     ///   or the run was cancelled.

@@ -45,7 +45,7 @@ public struct MigrationPlan: Sendable, Hashable, Codable, CustomStringConvertibl
         public internal(set) var postDeploy: [Version] = []
         /// The pending resumable migrations that have committed batches: how far each has got,
         /// where it resumes, and the time left at the measured rate.
-        public let inProgress: [StepProgress]
+        public internal(set) var inProgress: [StepProgress]
     }
 
     /// Something worth a look that does not stop the run.
@@ -100,8 +100,14 @@ public struct MigrationPlan: Sendable, Hashable, Codable, CustomStringConvertibl
         }
     }
 
-    mutating func setPostDeploy(_ versions: [[Version]], heldSteps: [PlannedStep]) {
-        for index in managers.indices { managers[index].postDeploy = versions[index] }
+    /// Lists each manager's post-deploy migrations (`versions`, by manager), and the steps held
+    /// back from ``steps``; a held resumable migration's progress (from `records`) stays listed.
+    mutating func setPostDeploy(_ versions: [[Version]], heldSteps: [PlannedStep], records: [MigrationRecord]) {
+        for index in managers.indices where !versions[index].isEmpty {
+            managers[index].postDeploy = versions[index]
+            let listed = Set(managers[index].pending + versions[index])
+            managers[index].inProgress = records[index].inProgress.filter { listed.contains($0.version) }
+        }
         postDeploySteps = heldSteps
     }
 

@@ -217,7 +217,7 @@ enum MigrationPlanner {
             executable = order(
                 graph: graph, inputs: inputs, starts: starts, steps: steps.keeping(held.map { !$0 }), diagnostics: diagnostics)
         }
-        executable.plan.setPostDeploy(versions, heldSteps: heldSteps)
+        executable.plan.setPostDeploy(versions, heldSteps: heldSteps, records: inputs.map(\.record))
         return executable
     }
 

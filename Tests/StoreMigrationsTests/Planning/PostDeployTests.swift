@@ -100,4 +100,28 @@ import TestSupport
         #expect(report.steps.map(\.step.id.description) == ["a@1.0", "b@1.0", "a@2.0", "a@2.0-1", "b@2.0"])
         #expect(log.all == ["a@1.0", "b@1.0", "a@2.0", "a@2.0-1", "b@2.0"])
     }
+
+    @Test func aResumablePostDeployMigrationInProgressStaysListedWithItsProgress() throws {
+        let coordinator = MigrationCoordinator(appVersion: "2.0")
+        coordinator.deferredWork = .manual
+        let big = try coordinator.manager("big", store: InMemoryStore<[String]>([], name: "big store"))
+        big.register("1.0") { _ in }
+        big.registerResumable("2.0", batchSize: .fixed(10), options: .postDeploy) { rows, batch in
+            let done = Int(batch.cursor ?? "0")! + batch.limit
+            rows.append("batch to \(done)")
+            return done >= 40 ? .finished(processed: batch.limit) : .more(cursor: String(done), processed: batch.limit, total: 40)
+        }
+        _ = try coordinator.run(launchBudget: .zero, postDeploy: true)
+        #expect(big.store.contents == ["batch to 10"])
+
+        let plan = try coordinator.plan()
+        #expect(plan.steps.isEmpty && plan.postDeploySteps.map(\.id.description) == ["big@2.0"])
+        #expect(plan.managers[0].postDeploy == ["2.0"])
+        #expect(plan.managers[0].inProgress.map(\.done) == [10])
+        #expect(try coordinator.run().steps.isEmpty, "a start-up run does not resume it")
+        #expect(big.store.contents == ["batch to 10"])
+
+        _ = try coordinator.run(postDeploy: true)
+        #expect(big.store.contents == ["batch to 10", "batch to 20", "batch to 30", "batch to 40"])
+    }
 }
