@@ -80,6 +80,7 @@ public struct MigrationPlan: Sendable, Hashable, Codable, CustomStringConvertibl
 
     /// Whether there is nothing to do: no step, and nothing that `run()`
     /// would refuse to start for (a newer store or late migrations under a `.fail` policy).
+    /// Post-deploy work held back (``postDeploySteps``) does not count: a start-up run leaves it.
     public var isUpToDate: Bool { steps.isEmpty && blockingErrors.isEmpty }
 
     /// Whether some manager's store is newer than the app (a newer app version wrote it).
