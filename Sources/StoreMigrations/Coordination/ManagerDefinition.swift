@@ -11,6 +11,8 @@ final class ManagerDefinition: Sendable {
     let dependencies: [[MigrationReference]]
     /// By position: whether the migration was registered deferred; empty when none was.
     let deferred: [Bool]
+    /// The positions of the migrations registered post-deploy, ascending.
+    let postDeploy: [Int]
     let newerStorePolicy: NewerStorePolicy
     let latePolicy: LateMigrationPolicy
     let hasHook: Bool
@@ -21,7 +23,8 @@ final class ManagerDefinition: Sendable {
 
     init(
         name: String, storeDescription: String, identity: StoreIdentity, isRebuildable: Bool,
-        versions: [Version], dependencies: [[MigrationReference]], deferred: [Bool], newerStorePolicy: NewerStorePolicy,
+        versions: [Version], dependencies: [[MigrationReference]], deferred: [Bool], postDeploy: [Int],
+        newerStorePolicy: NewerStorePolicy,
         latePolicy: LateMigrationPolicy, hasHook: Bool,
         readRecords: @escaping @Sendable () throws -> [String: MigrationRecord],
         decideFirstLaunch: @escaping @Sendable () throws -> FirstLaunchDecision,
@@ -34,6 +37,7 @@ final class ManagerDefinition: Sendable {
         self.versions = versions
         self.dependencies = dependencies
         self.deferred = deferred
+        self.postDeploy = postDeploy
         self.newerStorePolicy = newerStorePolicy
         self.latePolicy = latePolicy
         self.hasHook = hasHook
@@ -78,6 +82,7 @@ extension MigrationManager {
             name: name, storeDescription: store.description, identity: store.identity,
             isRebuildable: store.isRebuildable, versions: versions, dependencies: dependencies,
             deferred: snapshot.registrations.hasDeferred ? bodies.map(\.isDeferred) : [],
+            postDeploy: options.indices.filter { options[$0].isPostDeploy },
             newerStorePolicy: snapshot.newerStore, latePolicy: snapshot.late, hasHook: !hooks.isEmpty,
             readRecords: { [self] in try readStoreRecords() },
             decideFirstLaunch: {
