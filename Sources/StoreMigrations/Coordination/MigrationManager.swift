@@ -250,7 +250,7 @@ public final class MigrationManager<Store: MigrationStore>: @unchecked Sendable 
         if let error = version.parseError {
             throw MigrationError.invalidVersion(text: error.text, reason: error.reason, manager: name)
         }
-        return try StepExecutor.baseline(version, of: name, in: store) == .applied
+        return try StepExecutor.baseline(version, of: name, in: store).isApplied
     }
 
     /// The level recorded in the store for this manager, or `nil` if none is.
