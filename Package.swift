@@ -18,6 +18,10 @@ let systemSQLite: Target.Dependency = .target(
 var products: [Product] = [
     .library(name: "StoreMigrations", targets: ["StoreMigrations"]),
     .library(name: "StoreMigrationsSQLite", targets: ["StoreMigrationsSQLite"]),
+    // The upgrade-testing kit, split like the stores: an app testing only its preferences links
+    // neither SQLite nor libpq.
+    .library(name: "StoreMigrationsTesting", targets: ["StoreMigrationsTesting"]),
+    .library(name: "StoreMigrationsSQLiteTesting", targets: ["StoreMigrationsSQLiteTesting"]),
 ]
 
 var targets: [Target] = [
@@ -30,6 +34,11 @@ var targets: [Target] = [
     ),
     .systemLibrary(name: "CSQLite", providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]),
     .target(name: "StoreMigrationsSQLite", dependencies: ["StoreMigrations", systemSQLite]),
+    // Fixtures, upgrade checks and seeding for the core's stores; SQLite's schema and files.
+    .target(name: "StoreMigrationsTesting", dependencies: ["StoreMigrations"]),
+    .target(
+        name: "StoreMigrationsSQLiteTesting",
+        dependencies: ["StoreMigrationsTesting", "StoreMigrationsSQLite", "StoreMigrations", systemSQLite]),
 
     // `swift run demo`: an app's four stores upgraded from 1.0 to 2.0, resumable after a kill.
     .executableTarget(name: "demo", dependencies: ["StoreMigrations", "StoreMigrationsSQLite"], path: "Sources/Demo"),
@@ -44,10 +53,18 @@ var targets: [Target] = [
     .testTarget(
         name: "StoreMigrationsSQLiteTests",
         dependencies: ["StoreMigrations", "StoreMigrationsSQLite", "TestSupport", "CrashRunner", systemSQLite]),
+    .testTarget(
+        name: "StoreMigrationsTestingTests",
+        dependencies: [
+            "StoreMigrations", "StoreMigrationsSQLite", "StoreMigrationsTesting", "StoreMigrationsSQLiteTesting", "TestSupport",
+        ]),
     // The demo, the README's and the DocC articles' samples, and stores of every kind together.
     .testTarget(
         name: "IntegrationTests",
-        dependencies: ["StoreMigrations", "StoreMigrationsSQLite", "TestSupport", "CrashRunner"]),
+        dependencies: [
+            "StoreMigrations", "StoreMigrationsSQLite", "StoreMigrationsTesting", "StoreMigrationsSQLiteTesting", "TestSupport",
+            "CrashRunner", "demo",
+        ]),
 ]
 
 if !withoutLibPQ {

@@ -323,6 +323,11 @@ public final class MigrationCoordinator: @unchecked Sendable {
 
     /// Freezes the managers, validates their graph, reads each store's records once (managers on
     /// stores of one identity share the read), asks first-launch policies, and plans.
+    /// The managers, in registration order.
+    func managerList() -> [any MigrationManagerDefining] {
+        lock.withLock { managers }
+    }
+
     private func executablePlan(targets: [MigrationReference]?) throws -> (executable: ExecutablePlan, managers: [ManagerDefinition]) {
         let (registered, dependentsPolicy) = lock.withLock { (managers, self.dependentsPolicy) }
         let definitions = registered.map { $0.definition() }
@@ -459,6 +464,9 @@ public final class MigrationRunHandle: @unchecked Sendable {
 protocol MigrationManagerDefining: AnyObject, Sendable {
     var name: String { get }
     func definition() -> ManagerDefinition
+    /// For the testing products (``RegisteredManager``).
+    var migratedStore: any MigrationStore { get }
+    var registeredVersions: [Version] { get }
 }
 
 extension MigrationManager: MigrationManagerDefining {}
