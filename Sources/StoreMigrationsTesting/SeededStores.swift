@@ -24,4 +24,26 @@ public struct SeededStores: Sendable {
         }
         return store
     }
+
+    /// Edits the preferences of the manager `manager` (a preferences file or a `UserDefaults`
+    /// suite), keeping its records as they are.
+    ///
+    /// ```swift
+    /// try stores.editPreferences("preferences") { defaults in try defaults.set("title", for: "sortOrder") }
+    /// ```
+    ///
+    /// A preferences store writes only when a transaction changes the records (a migration
+    /// step); this writes the edit under a record of its own, then takes that record away again.
+    ///
+    /// - Throws: ``UpgradeTestingError`` when the manager's store does not hold preferences.
+    public func editPreferences(_ manager: String, _ edit: (inout Preferences) throws -> Void) throws {
+        guard let store = coordinator.registeredManagers.first(where: { $0.name == manager })?.store as? any MigrationStore<Preferences>
+        else { throw UpgradeTestingError(store: manager, reason: .noSuchStore(type: "a store of Preferences")) }
+        let marker = "StoreMigrationsTesting.seeding"
+        try store.transaction { records, preferences in
+            records[marker] = MigrationRecord(baseline: version)
+            try edit(&preferences)
+        }
+        try store.transaction { records, _ in records[marker] = nil }
+    }
 }

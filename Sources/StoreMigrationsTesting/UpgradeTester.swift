@@ -76,11 +76,17 @@ public struct UpgradeTester: Sendable {
     /// ```
     @discardableResult
     public func capture(_ location: StoreLocation, appVersion: Version, into folder: URL) throws -> UpgradeFixture {
+        try capture(CoordinatorStores(try makeCoordinator(location)), appVersion: appVersion, into: folder)
+    }
+
+    /// Captures `stores`, which may live in memory only: seeding captures the coordinator it
+    /// seeded, not a new one.
+    private func capture(_ stores: CoordinatorStores, appVersion: Version, into folder: URL) throws -> UpgradeFixture {
         let files = FileManager.default
         if files.fileExists(atPath: folder.path) { try files.removeItem(at: folder) }
         try files.createDirectory(at: folder, withIntermediateDirectories: true)
         var captured: [UpgradeFixture.Store] = []
-        for group in CoordinatorStores(try makeCoordinator(location)).groups {
+        for group in stores.groups {
             let kind = try requiredKind(for: group)
             let storeFolder = folder.appendingPathComponent(group.names[0], isDirectory: true)
             try files.createDirectory(at: storeFolder, withIntermediateDirectories: true)
@@ -145,7 +151,7 @@ public struct UpgradeTester: Sendable {
         }
         if !targets.isEmpty { try coordinator.run(targets: targets) }
         try insert(SeededStores(version: version, location: location, coordinator: coordinator))
-        return try capture(location, appVersion: version, into: folder)
+        return try capture(CoordinatorStores(coordinator), appVersion: version, into: folder)
     }
 
     // MARK: Checking
