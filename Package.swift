@@ -68,11 +68,18 @@ var targets: [Target] = [
 ]
 
 if !withoutLibPQ {
-    products.append(.library(name: "StoreMigrationsPostgreSQL", targets: ["StoreMigrationsPostgreSQL"]))
+    products += [
+        .library(name: "StoreMigrationsPostgreSQL", targets: ["StoreMigrationsPostgreSQL"]),
+        .library(name: "StoreMigrationsPostgreSQLTesting", targets: ["StoreMigrationsPostgreSQLTesting"]),
+    ]
     targets += [
         // libpq (Debian: libpq-dev; Homebrew: libpq).
         .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"]), .brew(["libpq"])]),
         .target(name: "StoreMigrationsPostgreSQL", dependencies: ["StoreMigrations", "CLibPQ"]),
+        // PostgreSQL schemas in upgrade fixtures: a dump made with libpq, restored into a throwaway schema.
+        .target(
+            name: "StoreMigrationsPostgreSQLTesting",
+            dependencies: ["StoreMigrationsTesting", "StoreMigrationsPostgreSQL", "StoreMigrations"]),
         // A PostgreSQL server started for one run (initdb into a folder under /tmp, pg_ctl), shared
         // by the tests, the replica demo and the benchmarks; not a product.
         .target(name: "ThrowawayPostgreSQL"),
@@ -97,6 +104,7 @@ if !withoutLibPQ {
             name: "StoreMigrationsPostgreSQLTests",
             dependencies: [
                 "StoreMigrations", "StoreMigrationsPostgreSQL", "TestSupport", "ThrowawayPostgreSQL", "ReplicaRunner",
+                "StoreMigrationsTesting", "StoreMigrationsPostgreSQLTesting",
             ]),
     ]
 }
