@@ -41,7 +41,12 @@ var targets: [Target] = [
         dependencies: ["StoreMigrationsTesting", "StoreMigrationsSQLite", "StoreMigrations", systemSQLite]),
 
     // `swift run demo`: an app's four stores upgraded from 1.0 to 2.0, resumable after a kill.
-    .executableTarget(name: "demo", dependencies: ["StoreMigrations", "StoreMigrationsSQLite"], path: "Sources/Demo"),
+    .executableTarget(
+        name: "demo", dependencies: ["StoreMigrations", "StoreMigrationsSQLite", "NotesApp"], path: "Sources/Demo",
+        exclude: ["NotesApp"]),
+    // The demo's notes app (its 1.0 stores and its 2.0 migrations), shared with its upgrade tests
+    // and the benchmarks, which time restoring and upgrading a fixture of it; not a product.
+    .target(name: "NotesApp", dependencies: ["StoreMigrations", "StoreMigrationsSQLite"], path: "Sources/Demo/NotesApp"),
 
     // What the tests share: temporary folders, child processes, store fixtures.
     .target(name: "TestSupport", dependencies: ["StoreMigrations", "StoreMigrationsSQLite", systemSQLite], path: "Tests/TestSupport"),
@@ -63,7 +68,7 @@ var targets: [Target] = [
         name: "IntegrationTests",
         dependencies: [
             "StoreMigrations", "StoreMigrationsSQLite", "StoreMigrationsTesting", "StoreMigrationsSQLiteTesting", "TestSupport",
-            "CrashRunner", "demo",
+            "CrashRunner", "NotesApp",
         ]),
 ]
 
@@ -92,7 +97,7 @@ if !withoutLibPQ {
             name: "benchmarks",
             dependencies: [
                 "StoreMigrations", "StoreMigrationsSQLite", "StoreMigrationsPostgreSQL", systemSQLite, "CLibPQ",
-                "ThrowawayPostgreSQL",
+                "ThrowawayPostgreSQL", "StoreMigrationsTesting", "StoreMigrationsSQLiteTesting", "NotesApp",
             ],
             path: "Benchmarks/StoreMigrationsBenchmarks"
         ),

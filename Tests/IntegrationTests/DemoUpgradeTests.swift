@@ -5,7 +5,7 @@ import StoreMigrationsSQLiteTesting
 import StoreMigrationsTesting
 import Testing
 import TestSupport
-@testable import demo
+import NotesApp
 
 /// The demo's own upgrade test, with the kit: its 1.0 stores, as the 1.0 app wrote them,
 /// upgraded by 2.0, equal a fresh install of 2.0 in schema and records, and keep the app's data.
