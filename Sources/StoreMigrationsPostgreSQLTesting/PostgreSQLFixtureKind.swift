@@ -6,7 +6,7 @@ import StoreMigrationsTesting
 /// Captures a `PostgreSQLStore`'s schema (its tables, data, record tables included, and the
 /// objects listed in the dump) as `dump.json`, read through libpq; restores it into the schema
 /// the location's store names, which must not exist yet (give each location its own with
-/// ``StoreLocation/suiteName(_:)``), and drops that schema when the test is done with it.
+/// ``/StoreMigrationsTesting/StoreLocation/suiteName(_:)``), and drops that schema when the test is done with it.
 ///
 /// ```swift
 /// let tester = UpgradeTester(kinds: [.postgreSQL]) { location in
