@@ -117,6 +117,36 @@ import TestSupport
         #expect(report.invariantsChecked == 1)
     }
 
+    @Test func migrationsUnderABaselineCountAsAppliedAndAreExplained() throws {
+        var tester = UpgradeTester(kinds: [.sqlite]) { location in
+            let coordinator = MigrationCoordinator(appVersion: "2.0")
+            let library = try coordinator.manager("library", store: SQLiteStore(url: location.url("Library.sqlite")))
+            library.register("1.0") { db in try db.execute("CREATE TABLE note(id INTEGER PRIMARY KEY, title TEXT)") }
+            library.register("1.1") { db in try db.execute("CREATE INDEX note_title ON note(title)") }
+            library.register("2.0") { db in try db.execute("ALTER TABLE note ADD COLUMN pinned INTEGER NOT NULL DEFAULT 0") }
+            return coordinator
+        }
+        tester.temporaryDirectory = folder.url
+        // An app that adopted the library at 1.1: its own 1.1 schema, and a baseline mark.
+        let location = try tester.makeLocation()
+        defer { try? tester.discard(location) }
+        let adopting = MigrationCoordinator(appVersion: "1.1")
+        let library = try adopting.manager("library", store: SQLiteStore(url: location.url("Library.sqlite")))
+        try library.store.write { db in
+            try db.execute("CREATE TABLE note(id INTEGER PRIMARY KEY, title TEXT); CREATE INDEX note_title ON note(title)")
+        }
+        #expect(try library.baseline(at: "1.1"))
+        let fixture = try tester.capture(location, appVersion: "1.1", into: folder.file("adopted-1.1"))
+
+        let report = try tester.check(fixture)
+        #expect(report.upgrade.steps.map { "\($0.id)" } == ["library@2.0"])
+        #expect(report.baselines == ["library: 1.0, 1.1 by the baseline 1.1"])
+        #expect(report.description == """
+            upgrade from 1.1 to 2.0 matches a fresh install: 1 store (library), 0 invariants held
+              library: 1.0, 1.1 by the baseline 1.1
+            """)
+    }
+
     @Test func seedingOnSQLiteBuildsTheStoreAtTheVersionThenUpgradesTheTestsRows() throws {
         let tester = tester()
         let fixture = try tester.seed(at: "1.1", into: folder.file("seeded")) { stores in
