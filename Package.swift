@@ -2,8 +2,9 @@
 import Foundation
 import PackageDescription
 
-// Three library products, split by what they link: an app that migrates its preferences links
-// neither SQLite nor libpq, a server on PostgreSQL needs no SQLite headers.
+// Library products split by what they link: an app that migrates its preferences links neither
+// SQLite nor libpq, a server on PostgreSQL needs no SQLite headers. The command and the core's
+// testing kit link only the core; each store's testing kit links what its store does.
 //
 // `STORE_MIGRATIONS_WITHOUT_LIBPQ=1` leaves out every target that needs libpq (the PostgreSQL
 // product, its tests, the replica demo, the benchmarks): CI builds and tests the rest with libpq's
@@ -19,6 +20,10 @@ var products: [Product] = [
     .library(name: "StoreMigrations", targets: ["StoreMigrations"]),
     .library(name: "StoreMigrationsSQLite", targets: ["StoreMigrationsSQLite"]),
     .library(name: "StoreMigrationsCommand", targets: ["StoreMigrationsCommand"]),
+    // The upgrade-testing kit, split like the stores: an app testing only its preferences links
+    // neither SQLite nor libpq.
+    .library(name: "StoreMigrationsTesting", targets: ["StoreMigrationsTesting"]),
+    .library(name: "StoreMigrationsSQLiteTesting", targets: ["StoreMigrationsSQLiteTesting"]),
 ]
 
 var targets: [Target] = [
@@ -35,9 +40,19 @@ var targets: [Target] = [
     .target(name: "StoreMigrationsCommand", dependencies: ["StoreMigrations"]),
     .systemLibrary(name: "CSQLite", providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]),
     .target(name: "StoreMigrationsSQLite", dependencies: ["StoreMigrations", systemSQLite]),
+    // Fixtures, upgrade checks and seeding for the core's stores; SQLite's schema and files.
+    .target(name: "StoreMigrationsTesting", dependencies: ["StoreMigrations"]),
+    .target(
+        name: "StoreMigrationsSQLiteTesting",
+        dependencies: ["StoreMigrationsTesting", "StoreMigrationsSQLite", "StoreMigrations", systemSQLite]),
 
     // `swift run demo`: an app's four stores upgraded from 1.0 to 2.0, resumable after a kill.
-    .executableTarget(name: "demo", dependencies: ["StoreMigrations", "StoreMigrationsSQLite"], path: "Sources/Demo"),
+    .executableTarget(
+        name: "demo", dependencies: ["StoreMigrations", "StoreMigrationsSQLite", "NotesApp"], path: "Sources/Demo",
+        exclude: ["NotesApp"]),
+    // The demo's notes app (its 1.0 stores and its 2.0 migrations), shared with its upgrade tests
+    // and the benchmarks, which time restoring and upgrading a fixture of it; not a product.
+    .target(name: "NotesApp", dependencies: ["StoreMigrations", "StoreMigrationsSQLite"], path: "Sources/Demo/NotesApp"),
 
     // What the tests share: temporary folders, child processes, store fixtures.
     .target(name: "TestSupport", dependencies: ["StoreMigrations", "StoreMigrationsSQLite", systemSQLite], path: "Tests/TestSupport"),
@@ -49,19 +64,32 @@ var targets: [Target] = [
     .testTarget(
         name: "StoreMigrationsSQLiteTests",
         dependencies: ["StoreMigrations", "StoreMigrationsSQLite", "TestSupport", "CrashRunner", systemSQLite]),
+    .testTarget(
+        name: "StoreMigrationsTestingTests",
+        dependencies: [
+            "StoreMigrations", "StoreMigrationsSQLite", "StoreMigrationsTesting", "StoreMigrationsSQLiteTesting", "TestSupport",
+        ]),
     // The demo, the README's and the DocC articles' samples, and stores of every kind together.
     .testTarget(
         name: "IntegrationTests",
-        dependencies: ["StoreMigrations", "StoreMigrationsSQLite", "TestSupport", "CrashRunner"]),
+        dependencies: ["StoreMigrations", "StoreMigrationsSQLite", "StoreMigrationsTesting", "StoreMigrationsSQLiteTesting", "TestSupport",
+            "CrashRunner", "NotesApp"]),
     .testTarget(name: "StoreMigrationsCommandTests", dependencies: ["StoreMigrations", "StoreMigrationsCommand", "TestSupport"]),
 ]
 
 if !withoutLibPQ {
-    products.append(.library(name: "StoreMigrationsPostgreSQL", targets: ["StoreMigrationsPostgreSQL"]))
+    products += [
+        .library(name: "StoreMigrationsPostgreSQL", targets: ["StoreMigrationsPostgreSQL"]),
+        .library(name: "StoreMigrationsPostgreSQLTesting", targets: ["StoreMigrationsPostgreSQLTesting"]),
+    ]
     targets += [
         // libpq (Debian: libpq-dev; Homebrew: libpq).
         .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"]), .brew(["libpq"])]),
         .target(name: "StoreMigrationsPostgreSQL", dependencies: ["StoreMigrations", "CLibPQ"]),
+        // PostgreSQL schemas in upgrade fixtures: a dump made with libpq, restored into a throwaway schema.
+        .target(
+            name: "StoreMigrationsPostgreSQLTesting",
+            dependencies: ["StoreMigrationsTesting", "StoreMigrationsPostgreSQL", "StoreMigrations"]),
         // A PostgreSQL server started for one run (initdb into a folder under /tmp, pg_ctl), shared
         // by the tests, the replica demo and the benchmarks; not a product.
         .target(name: "ThrowawayPostgreSQL"),
@@ -74,7 +102,7 @@ if !withoutLibPQ {
             name: "benchmarks",
             dependencies: [
                 "StoreMigrations", "StoreMigrationsSQLite", "StoreMigrationsPostgreSQL", systemSQLite, "CLibPQ",
-                "ThrowawayPostgreSQL",
+                "ThrowawayPostgreSQL", "StoreMigrationsTesting", "StoreMigrationsSQLiteTesting", "NotesApp",
             ],
             path: "Benchmarks/StoreMigrationsBenchmarks"
         ),
@@ -87,6 +115,7 @@ if !withoutLibPQ {
             dependencies: [
                 "StoreMigrations", "StoreMigrationsPostgreSQL", "TestSupport", "ThrowawayPostgreSQL", "ReplicaRunner",
                 "replica-demo",
+                "StoreMigrationsTesting", "StoreMigrationsPostgreSQLTesting",
             ]),
     ]
 }

@@ -90,6 +90,9 @@ if options.wants("batched-vs-one") { results += try BatchedVsOneWorkload(rows: b
 if options.wants("deferred-launch") {
     results += try DeferredLaunchWorkload(rows: bigRows, timer: makeTimer(options.quick ? 3 : 50)).run()
 }
+if options.wants("upgrade-fixture") {
+    results += try UpgradeFixtureWorkload(notes: options.quick ? 500 : 20_000, timer: slowTimer).run()
+}
 // Its parts one by one (`--only postgresql-transform`) or all (`--only postgresql`).
 let postgreSQLParts = Set(PostgreSQLWorkload.parts.filter(options.wants))
 if !postgreSQLParts.isEmpty {

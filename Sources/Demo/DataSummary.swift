@@ -1,4 +1,5 @@
 import Foundation
+import NotesApp
 import StoreMigrations
 import StoreMigrationsSQLite
 

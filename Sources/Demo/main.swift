@@ -1,4 +1,5 @@
 import Foundation
+import NotesApp
 import StoreMigrations
 
 /// `swift run demo [--dir PATH] [--rows N] [--kill-after SECONDS]`: creates the stores of version

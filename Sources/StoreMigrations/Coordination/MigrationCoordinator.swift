@@ -365,6 +365,11 @@ public final class MigrationCoordinator: @unchecked Sendable {
 
     /// Freezes the managers, validates their graph, reads each store's records once (managers on
     /// stores of one identity share the read), asks first-launch policies, and plans.
+    /// The managers, in registration order.
+    func managerList() -> [any MigrationManagerDefining] {
+        lock.withLock { managers }
+    }
+
     private func executablePlan(targets: [MigrationReference]?, postDeploy: Bool) throws -> (executable: ExecutablePlan, managers: [ManagerDefinition]) {
         let (registered, dependentsPolicy) = lock.withLock { (managers, self.dependentsPolicy) }
         let definitions = registered.map { $0.definition() }
@@ -502,6 +507,9 @@ protocol MigrationManagerDefining: AnyObject, Sendable {
     var name: String { get }
     func definition() -> ManagerDefinition
     func baseline(at version: Version) throws -> Bool
+    /// For the testing products (``RegisteredManager``).
+    var migratedStore: any MigrationStore { get }
+    var registeredVersions: [Version] { get }
 }
 
 extension MigrationManager: MigrationManagerDefining {}

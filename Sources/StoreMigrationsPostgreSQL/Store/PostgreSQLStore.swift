@@ -341,6 +341,13 @@ public final class PostgreSQLStore: MigrationStore, @unchecked Sendable {
         }
     }
 
+    /// Runs `body` on the store's connection as it is, in no transaction and under no lock: for
+    /// `StoreMigrationsPostgreSQLTesting`, which dumps a schema and restores it into a throwaway
+    /// one, record tables included, around the store's own transactions.
+    package func withSession<T>(_ body: (PostgreSQLConnection) throws -> T) throws -> T {
+        try withConnection(body)
+    }
+
     // MARK: Connection
 
     private func withConnection<T>(_ body: (PostgreSQLConnection) throws -> T) throws -> T {

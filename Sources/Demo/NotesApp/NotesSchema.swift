@@ -4,7 +4,7 @@ import StoreMigrationsSQLite
 /// The notes database as each version of the app declares it. A declaration is the whole
 /// schema: `migrateSchema(to:)` infers the lightweight changes from the live database, and a
 /// column that disappears is never guessed to be a renamed one: `renamedFrom` says so.
-enum NotesSchema {
+package enum NotesSchema {
     private static func events(guid: Bool) -> DeclaredSchema.Table {
         .table(
             "event", primaryKey: ["id"],
@@ -33,7 +33,7 @@ enum NotesSchema {
     }
 
     /// 1.1, the blog's first compatibility level: events and tags get a GUID column.
-    static let v1_1: DeclaredSchema = DeclaredSchema([
+    package static let v1_1: DeclaredSchema = DeclaredSchema([
         .table(
             "note", primaryKey: ["id"],
             columns: [
@@ -45,7 +45,7 @@ enum NotesSchema {
     ] + tags(guid: true))
 
     /// 1.2, the guide's lightweight migration: `date` becomes `created_at`, keeping its values.
-    static let v1_2: DeclaredSchema = DeclaredSchema([
+    package static let v1_2: DeclaredSchema = DeclaredSchema([
         .table(
             "note", primaryKey: ["id"],
             columns: [
@@ -59,7 +59,7 @@ enum NotesSchema {
 
     /// 2.0, the guide's heavyweight migrations: the author's name split in two, and categories
     /// in a table of their own related to notes many-to-many.
-    static let v2_0: DeclaredSchema = DeclaredSchema([
+    package static let v2_0: DeclaredSchema = DeclaredSchema([
         .table(
             "note", primaryKey: ["id"],
             columns: [
@@ -81,7 +81,7 @@ enum NotesSchema {
     ] + tags(guid: true))
 
     /// Each 1.x note becomes a 2.0 note and links to its category, created once per name.
-    static let noteMapping = EntityMapping(from: "note") { note, destination in
+    package static let noteMapping = EntityMapping(from: "note") { note, destination in
         let fullName: String? = try note["full_name"]
         let (lastNames, firstName) = splitFullName(fullName)
         let noteID = try destination.insert(into: "note", [
@@ -97,7 +97,7 @@ enum NotesSchema {
 
     /// "apellido1 apellido2, nombre" becomes its last names and first name; a name without a
     /// comma is kept whole as the first name.
-    static func splitFullName(_ fullName: String?) -> (lastNames: String?, firstName: String?) {
+    package static func splitFullName(_ fullName: String?) -> (lastNames: String?, firstName: String?) {
         guard let fullName else { return (nil, nil) }
         let parts = fullName.split(separator: ",", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
         return parts.count == 2 ? (parts[0], parts[1]) : (nil, fullName)

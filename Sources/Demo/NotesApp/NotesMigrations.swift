@@ -4,11 +4,11 @@ import StoreMigrationsSQLite
 
 /// Version 2.0 of the notes app: the migrations its three stores need, as the seed documents
 /// describe them. Registered at every launch; only the pending ones run.
-enum NotesMigrations {
-    static let appVersion: Version = "2.0"
+package enum NotesMigrations {
+    package static let appVersion: Version = "2.0"
 
     /// Makes a coordinator with the app's three managers and their migrations.
-    static func coordinator(for app: LegacyNotesApp) throws -> MigrationCoordinator {
+    package static func coordinator(for app: LegacyNotesApp) throws -> MigrationCoordinator {
         let coordinator = MigrationCoordinator(appVersion: appVersion)
         let preferences = try coordinator.manager("preferences", store: PreferencesStore(url: app.preferencesURL))
         let library = try coordinator.manager("library", store: SQLiteStore(url: app.databaseURL))

@@ -5,26 +5,31 @@ import StoreMigrationsSQLite
 /// The stores of version 1.0 of a notes app, as its users have them on disk: preferences with
 /// old keys, a notes database whose events and tags have no identifiers and whose notes keep a
 /// `category` text and an author's `full_name`, and a cache of thumbnails.
-struct LegacyNotesApp {
-    let directory: URL
-    var preferencesURL: URL { directory.appendingPathComponent("Preferences.json") }
-    var databaseURL: URL { directory.appendingPathComponent("Notes.sqlite") }
-    var thumbnailsURL: URL { directory.appendingPathComponent("Thumbnails", isDirectory: true) }
+package struct LegacyNotesApp {
+    package let directory: URL
 
-    static let categories: [String?] = [
+    package init(directory: URL) {
+        self.directory = directory
+    }
+
+    package var preferencesURL: URL { directory.appendingPathComponent("Preferences.json") }
+    package var databaseURL: URL { directory.appendingPathComponent("Notes.sqlite") }
+    package var thumbnailsURL: URL { directory.appendingPathComponent("Thumbnails", isDirectory: true) }
+
+    package static let categories: [String?] = [
         "Work", "work ", "Personal", "Ideas", "Travel", "Recipes", "Books", "Health", "", nil, "Finance", "Ideas",
     ]
-    static let names = [
+    package static let names = [
         "García López, Ana", "Pérez Ruiz, Luis", "Martín Gómez, Carmen", "Sánchez Díaz, Jorge",
         "Fernández Moreno, Lucía", "Cher", "Romero Navarro, Pablo", "Torres Gil, Elena",
     ]
 
     /// Written last by ``create(notes:progress:)``: without it, a run was killed while writing
     /// the 1.0 stores, before anything was migrated, and they are written again.
-    var completeMarkerURL: URL { directory.appendingPathComponent(".legacy-1.0-complete") }
+    package var completeMarkerURL: URL { directory.appendingPathComponent(".legacy-1.0-complete") }
 
     /// What `directory` holds.
-    enum State: Equatable {
+    package enum State: Equatable {
         /// Nothing (or it does not exist): the 1.0 stores are to be written.
         case empty
         /// Part of the 1.0 stores, from a run killed while writing them.
@@ -39,12 +44,12 @@ struct LegacyNotesApp {
     /// journals, temporary files of an atomic replace, the database the SQLite store was
     /// creating when killed: `.Notes.sqlite.….creating`, the plan's graph, and the temporary file
     /// Foundation's atomic `Data.write` leaves when killed: `.dat.nosync…`).
-    static let ownNamePrefixes = [
+    package static let ownNamePrefixes = [
         "Preferences.json", ".Preferences.json", "Notes.sqlite", ".Notes.sqlite", "Thumbnails", "plan.",
         ".legacy-1.0-complete", ".dat.nosync",
     ]
 
-    func state() -> State {
+    package func state() -> State {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
         if names.isEmpty { return .empty }
         let unknown = names.filter { name in !Self.ownNamePrefixes.contains { name.hasPrefix($0) } }.sorted()
@@ -53,7 +58,7 @@ struct LegacyNotesApp {
     }
 
     /// Removes what a run killed while writing the 1.0 stores left (only the demo's own names).
-    func removePartialStores() throws {
+    package func removePartialStores() throws {
         for name in try FileManager.default.contentsOfDirectory(atPath: directory.path)
         where Self.ownNamePrefixes.contains(where: { name.hasPrefix($0) }) {
             try FileManager.default.removeItem(at: directory.appendingPathComponent(name))
@@ -61,7 +66,7 @@ struct LegacyNotesApp {
     }
 
     /// Writes the 1.0 stores with `notes` notes, reporting progress through `progress`.
-    func create(notes: Int, progress: (String) -> Void) throws {
+    package func create(notes: Int, progress: (String) -> Void) throws {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         try writePreferences()
         try writeDatabase(notes: notes, progress: progress)

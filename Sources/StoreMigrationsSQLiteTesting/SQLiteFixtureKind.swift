@@ -1,0 +1,93 @@
+#if canImport(SQLite3)
+import SQLite3
+#else
+import CSQLite
+#endif
+import Foundation
+import StoreMigrations
+import StoreMigrationsSQLite
+import StoreMigrationsTesting
+
+/// Captures a `SQLiteStore` as one database file (SQLite's online backup of a consistent
+/// snapshot, write-ahead log included) and compares its schema table by table, column by column.
+///
+/// ```swift
+/// let tester = UpgradeTester(kinds: [.sqlite]) { location in … }
+/// ```
+///
+/// The schema is compared as `Database.schema()` reads it (columns by name, whatever their
+/// order, with type, `NOT NULL` and default; primary key and unique constraints; foreign keys;
+/// indexes), and views and triggers by their SQL, spaces normalized. The store's record tables
+/// are compared as records, not as schema.
+public struct SQLiteFixtureKind: StoreFixtureKind {
+    public let name = "sqlite"
+
+    /// The kind.
+    public init() {}
+
+    public func accepts(_ store: any MigrationStore) -> Bool { store is SQLiteStore }
+
+    public func capture(_ store: any MigrationStore, into folder: URL) throws -> Bool {
+        let url = try database(store).url
+        guard FileManager.default.fileExists(atPath: url.path) else { return false }
+        try SQLiteBackup.copy(url, to: folder.appendingPathComponent(url.lastPathComponent), store: store.description)
+        return true
+    }
+
+    public func restore(_ store: any MigrationStore, from folder: URL) throws {
+        let url = try database(store).url
+        let files = FileManager.default
+        for suffix in ["-wal", "-shm", "-journal"] {
+            let sibling = URL(fileURLWithPath: url.path + suffix)
+            if files.fileExists(atPath: sibling.path) { try files.removeItem(at: sibling) }
+        }
+        let names = try files.contentsOfDirectory(atPath: folder.path).filter { !$0.hasPrefix(".") }
+        guard names.count == 1 else {
+            throw UpgradeTestingError(
+                store: store.description,
+                reason: .notAFixture(folder: folder.path, detail: "expected one database file, found \(names.sorted())"))
+        }
+        if files.fileExists(atPath: url.path) { try files.removeItem(at: url) }
+        try files.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try files.copyItem(at: folder.appendingPathComponent(names[0]), to: url)
+    }
+
+    public func snapshot(of store: any MigrationStore) throws -> [SnapshotEntry] {
+        try database(store).read { db in
+            var entries: [SnapshotEntry] = []
+            for table in try db.schema().tables {
+                var constraints = ["primary key (" + table.primaryKey.joined(separator: ", ") + ")"]
+                constraints += table.uniqueConstraints.map { "unique (" + $0.joined(separator: ", ") + ")" }
+                entries.append(SnapshotEntry(.schema, "table \(table.name)", constraints.joined(separator: "; ")))
+                for column in table.columns.sorted(by: { $0.name < $1.name }) {
+                    entries.append(SnapshotEntry(.schema, "table \(table.name), column \(column.name)", column.description))
+                }
+                for key in table.foreignKeys {
+                    entries.append(SnapshotEntry(
+                        .schema, "table \(table.name), foreign key (\(key.columns.joined(separator: ", ")))", key.description))
+                }
+                for index in table.indexes {
+                    entries.append(SnapshotEntry(.schema, "index \(index.name)", "on \(table.name): \(index.description)"))
+                }
+            }
+            for row in try db.rows("SELECT type, name, sql FROM sqlite_master WHERE type IN ('view', 'trigger') ORDER BY type, name") {
+                let type: String = try row["type"], name: String = try row["name"], sql: String? = try row["sql"]
+                let normalized = (sql ?? "").split(whereSeparator: \.isWhitespace).joined(separator: " ")
+                entries.append(SnapshotEntry(.schema, "\(type) \(name)", normalized))
+            }
+            return entries
+        }
+    }
+
+    private func database(_ store: any MigrationStore) throws -> SQLiteStore {
+        guard let store = store as? SQLiteStore else {
+            throw UpgradeTestingError(store: store.description, reason: .noKind(store: name))
+        }
+        return store
+    }
+}
+
+extension StoreFixtureKind where Self == SQLiteFixtureKind {
+    /// SQLite databases (`SQLiteStore`).
+    public static var sqlite: SQLiteFixtureKind { SQLiteFixtureKind() }
+}

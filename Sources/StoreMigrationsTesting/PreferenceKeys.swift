@@ -1,0 +1,33 @@
+import StoreMigrations
+
+/// The keys of preferences as snapshot entries: each key path down to a value that is not a
+/// dictionary (`notes.sortOrder`), with the kind of that value, so that a key a fresh install
+/// writes must be in an upgraded store, with a value of the same kind.
+enum PreferenceKeys {
+    static func entries(_ preferences: Preferences, levelsKey: String) -> [SnapshotEntry] {
+        var entries: [SnapshotEntry] = []
+        var pending = preferences.values.filter { $0.key != levelsKey }.map { (path: $0.key, value: $0.value) }
+        while let (path, value) = pending.popLast() {
+            if case .dictionary(let children) = value, !children.isEmpty {
+                pending += children.map { (path: path + "." + $0.key, value: $0.value) }
+            } else {
+                entries.append(SnapshotEntry(.keys, "key \(path)", kind(of: value)))
+            }
+        }
+        return entries.sorted { $0.location < $1.location }
+    }
+
+    private static func kind(of value: PreferenceValue) -> String {
+        switch value {
+        case .string: return "a string"
+        case .int: return "an integer"
+        case .double: return "a floating-point number"
+        case .bool: return "a Boolean"
+        case .date: return "a date"
+        case .data: return "data"
+        case .array: return "an array"
+        case .dictionary: return "a dictionary"
+        case .null: return "null"
+        }
+    }
+}
