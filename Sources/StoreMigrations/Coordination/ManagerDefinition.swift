@@ -11,8 +11,11 @@ final class ManagerDefinition: Sendable {
     let dependencies: [[MigrationReference]]
     /// By position: whether the migration was registered deferred.
     let deferred: [Bool]
+    /// By position, each migration's name and fingerprint; empty when no migration has either.
+    let labels: MigrationLabels
     let newerStorePolicy: NewerStorePolicy
     let latePolicy: LateMigrationPolicy
+    let fingerprintPolicy: FingerprintPolicy
     let hasHook: Bool
     let readRecords: @Sendable () throws -> [String: MigrationRecord]
     /// The first-launch policy's decision; reads the store for ``FirstLaunchPolicy/decide(_:)``.
@@ -21,8 +24,8 @@ final class ManagerDefinition: Sendable {
 
     init(
         name: String, storeDescription: String, identity: StoreIdentity, isRebuildable: Bool,
-        versions: [Version], dependencies: [[MigrationReference]], deferred: [Bool], newerStorePolicy: NewerStorePolicy,
-        latePolicy: LateMigrationPolicy, hasHook: Bool,
+        versions: [Version], dependencies: [[MigrationReference]], deferred: [Bool], labels: MigrationLabels,
+        newerStorePolicy: NewerStorePolicy, latePolicy: LateMigrationPolicy, fingerprintPolicy: FingerprintPolicy, hasHook: Bool,
         readRecords: @escaping @Sendable () throws -> [String: MigrationRecord],
         decideFirstLaunch: @escaping @Sendable () throws -> FirstLaunchDecision,
         perform: @escaping @Sendable (StepWork, StepSource) throws -> StepOutcome
@@ -34,8 +37,10 @@ final class ManagerDefinition: Sendable {
         self.versions = versions
         self.dependencies = dependencies
         self.deferred = deferred
+        self.labels = labels
         self.newerStorePolicy = newerStorePolicy
         self.latePolicy = latePolicy
+        self.fingerprintPolicy = fingerprintPolicy
         self.hasHook = hasHook
         self.readRecords = readRecords
         self.decideFirstLaunch = decideFirstLaunch
@@ -74,11 +79,13 @@ extension MigrationManager {
         let hooks = snapshot.hooks
         // Decided once per manager rather than by a dynamic cast of the content at every step.
         let carriesContext = Store.Content.self is any MigrationContextCarrier.Type
+        let labels = MigrationLabels(options)
         return ManagerDefinition(
             name: name, storeDescription: store.description, identity: store.identity,
             isRebuildable: store.isRebuildable, versions: versions, dependencies: dependencies,
-            deferred: bodies.map(\.isDeferred),
-            newerStorePolicy: snapshot.newerStore, latePolicy: snapshot.late, hasHook: !hooks.isEmpty,
+            deferred: bodies.map(\.isDeferred), labels: labels,
+            newerStorePolicy: snapshot.newerStore, latePolicy: snapshot.late, fingerprintPolicy: snapshot.fingerprint,
+            hasHook: !hooks.isEmpty,
             readRecords: { [self] in try readStoreRecords() },
             decideFirstLaunch: {
                 switch firstLaunch {
@@ -93,7 +100,7 @@ extension MigrationManager {
                     }
                 }
             },
-            perform: { [bodies, transactions, options, newerStore = snapshot.newerStore] work, source in
+            perform: { [bodies, transactions, options, labels, newerStore = snapshot.newerStore] work, source in
                 // Read again under the lock, a record past the app's version stops the step unless
                 // the policy ignores newer stores.
                 let newerThan = newerStore == .ignore ? nil : source.run.appVersion
@@ -103,17 +110,19 @@ extension MigrationManager {
                     case .plain(let body):
                         return try StepExecutor.migrate(
                             version, of: name, in: store, source: source, carriesContext: carriesContext,
-                            transaction: transactions[position], options: options[position], refusingNewerThan: newerThan
+                            transaction: transactions[position], options: options[position], label: labels[position],
+                            refusingNewerThan: newerThan
                         ) { content, _ in try body(&content) }
                     case .withContext(let body):
                         return try StepExecutor.migrate(
                             version, of: name, in: store, source: source, carriesContext: carriesContext,
-                            transaction: transactions[position], options: options[position], refusingNewerThan: newerThan
+                            transaction: transactions[position], options: options[position], label: labels[position],
+                            refusingNewerThan: newerThan
                         ) { content, context in try body(&content, context()) }
                     case let .batched(batch, size, _):
                         return try StepExecutor.migrateInBatches(
                             version, of: name, in: store, source: source, carriesContext: carriesContext,
-                            size: size, options: options[position], refusingNewerThan: newerThan, batch)
+                            size: size, options: options[position], label: labels[position], refusingNewerThan: newerThan, batch)
                     }
                 case let .baseline(version):
                     return try StepExecutor.baseline(version, of: name, in: store, source: source)

@@ -115,11 +115,34 @@ public struct MigrationRecord: Sendable, Hashable, Codable, CustomStringConverti
 
     /// Records `version` as applied; a version already in the set keeps its first entry. Its
     /// progress, if it was resumable, is done with.
-    public mutating func markApplied(_ version: Version, at date: Date? = nil, duration: TimeInterval? = nil) {
+    public mutating func markApplied(
+        _ version: Version, at date: Date? = nil, duration: TimeInterval? = nil, name: String? = nil,
+        fingerprint: MigrationFingerprint? = nil
+    ) {
         if !inProgress.isEmpty { inProgress.removeAll { $0.version == version } }
         let position = insertionPoint(of: version)
         guard position == applied.count || applied[position].version != version else { return }
-        applied.insert(AppliedMigration(version: version, appliedAt: date, duration: duration), at: position)
+        applied.insert(
+            AppliedMigration(version: version, appliedAt: date, duration: duration, name: name, fingerprint: fingerprint),
+            at: position)
+    }
+
+    /// Replaces the name and fingerprint recorded for the applied migration `version` (a repair
+    /// that accepts an edited migration). Returns whether `version` is in ``applied`` and
+    /// anything changed.
+    @discardableResult
+    public mutating func relabel(_ version: Version, name: String?, fingerprint: MigrationFingerprint?) -> Bool {
+        guard let index = index(of: version) else { return false }
+        let old = applied[index]
+        guard old.name != name || old.fingerprint != fingerprint else { return false }
+        applied[index] = AppliedMigration(
+            version: version, appliedAt: old.appliedAt, duration: old.duration, name: name, fingerprint: fingerprint)
+        return true
+    }
+
+    /// The entry of the applied migration `version`, if it is in ``applied``.
+    public func appliedMigration(_ version: Version) -> AppliedMigration? {
+        index(of: version).map { applied[$0] }
     }
 
     public var description: String {
@@ -148,7 +171,9 @@ public struct MigrationRecord: Sendable, Hashable, Codable, CustomStringConverti
 }
 
 /// One applied migration of a ``MigrationRecord``, with when and how long it ran where the store
-/// keeps a history (a SQLite store does; preferences and cache files keep versions only).
+/// keeps a history (a SQLite store does; preferences and cache files keep versions only), and the
+/// name and fingerprint it was registered with when it ran (`nil` in records written before
+/// releases kept them).
 public struct AppliedMigration: Sendable, Hashable, Codable, CustomStringConvertible {
     /// The migration's version.
     public let version: Version
@@ -156,18 +181,28 @@ public struct AppliedMigration: Sendable, Hashable, Codable, CustomStringConvert
     public let appliedAt: Date?
     /// How long the step took, in seconds, if the store keeps it.
     public let duration: TimeInterval?
+    /// The migration's name when it ran, if it had one.
+    public let name: String?
+    /// The migration's fingerprint when it ran, if it had one (see ``MigrationFingerprint``).
+    public let fingerprint: MigrationFingerprint?
 
     /// Creates an entry.
-    public init(version: Version, appliedAt: Date? = nil, duration: TimeInterval? = nil) {
+    public init(
+        version: Version, appliedAt: Date? = nil, duration: TimeInterval? = nil, name: String? = nil,
+        fingerprint: MigrationFingerprint? = nil
+    ) {
         self.version = version
         self.appliedAt = appliedAt
         self.duration = duration
+        self.name = name
+        self.fingerprint = fingerprint
     }
 
     public var description: String {
-        var text = version.description
+        var text = version.description.titled(name)
         if let appliedAt { text += " at \(appliedAt.formatted(.iso8601))" }
         if let duration { text += String(format: " in %.3f s", duration) }
+        if let fingerprint { text += " (\(fingerprint))" }
         return text
     }
 }
