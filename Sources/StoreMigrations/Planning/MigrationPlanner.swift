@@ -487,6 +487,8 @@ enum MigrationPlanner {
                 let manager = Int(steps.managers[runStart])
                 let name = names[manager]
                 let versions = graph.managers[manager].versions
+                // Empty when none of the manager's migrations has a name.
+                let stepNames = inputs[manager].names
                 // The previous step of the run: the chain predecessor. (An optional identifier, copied
                 // into the list, cost an outlined copy and a release of the name per step.)
                 var previousAction = PlannedStep.Action.migrate, previousVersion: Version?
@@ -503,7 +505,7 @@ enum MigrationPlanner {
                         migrationCount += 1
                     }
                     let previousAppVersion = action == .appVersionChange ? starts[manager].recordedAppVersion : nil
-                    let stepName = position >= 0 && !inputs[manager].names.isEmpty ? inputs[manager].names[position] : nil
+                    let stepName = position >= 0 && !stepNames.isEmpty ? stepNames[position] : nil
                     let plannedStep: PlannedStep
                     if previousAppVersion == nil, stepName == nil, edge == declared.to.count || declared.to[edge] != step {
                         plannedStep = PlannedStep(
