@@ -117,6 +117,9 @@ public struct MigrationReport: Sendable, Codable, CustomStringConvertible {
     public let managers: [Manager]
     /// The plan's diagnostics.
     public let diagnostics: [MigrationPlan.Diagnostic]
+    /// The applied migrations edited since they ran that the run went on with, under
+    /// ``FingerprintPolicy/warn`` (see ``MigrationPlan/Manager/changedFingerprints``).
+    public let changedFingerprints: [FingerprintChange]
 
     /// Whether any step ran (`false` when everything was up to date).
     public var didRunAnything: Bool { steps.contains { $0.outcome == .applied } }
@@ -159,6 +162,7 @@ public struct MigrationReport: Sendable, Codable, CustomStringConvertible {
                 + (manager.ahead.isEmpty ? "" : "; ahead " + manager.ahead.map(\.description).joined(separator: ", ")))
         }
         lines += diagnostics.map { "  note: \($0)" }
+        lines += changedFingerprints.map { "  warning: edited since applied: \($0)" }
         return lines.joined(separator: "\n")
     }
 

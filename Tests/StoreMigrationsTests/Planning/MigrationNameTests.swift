@@ -47,6 +47,33 @@ import TestSupport
         #expect(decoded.description == plan.description)
     }
 
+    @Test func thePlansJSONWithANameAndAnEditedMigrationIsExact() throws {
+        let recorded = MigrationFingerprint(of: "old")
+        let store = Store(
+            ["1.0"], records: ["library": MigrationRecord(applied: [AppliedMigration(version: "1.0", fingerprint: recorded)])],
+            name: "library store")
+        let coordinator = MigrationCoordinator(appVersion: "1.1")
+        let library = try coordinator.manager("library", store: store)
+        library.register("1.0", options: .named("create notes", fingerprint: "new")) { _ in }
+        library.register("1.1", options: .named("add guids")) { _ in }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        let plan = try coordinator.plan()
+        #expect(String(decoding: try encoder.encode(plan), as: UTF8.self) == """
+            {"appVersion":"1.1","diagnostics":[],"managers":[{"ahead":[],"changedFingerprints":[{"current":"\(MigrationFingerprint(of: "new").rawValue)",\
+            "migration":{"manager":"library","version":"1.0"},"name":"create notes","recorded":"\(recorded.rawValue)"}],\
+            "deferred":[],"fingerprintPolicy":"warn","inProgress":[],"late":[],"latePolicy":"run","level":"1.0","name":"library",\
+            "pending":["1.1"],"store":"library store"}],"steps":[{"action":"migrate","dependencies":[],"manager":"library",\
+            "name":"add guids","version":"1.1","wave":0}]}
+            """)
+        #expect(plan.description == """
+            Migration plan to app version 1.1: 1 step in 1 wave.
+              library (library store): level 1.0, pending 1.1
+                edited since applied (warn): library@1.0 (create notes): applied as \(recorded), now \(MigrationFingerprint(of: "new"))
+              wave 0: library@1.1 (add guids)
+            """)
+    }
+
     @Test func theDOTLabelsNamedStepsWithTheirName() throws {
         let (coordinator, _, _) = try setup()
         let dot = try coordinator.plan().graphviz()
