@@ -50,7 +50,14 @@ enum SHA256 {
                 let t2 = s0 &+ majority
                 (h, g, f, e, d, c, b, a) = (g, f, e, d &+ t1, c, b, a, t1 &+ t2)
             }
-            for (index, value) in [a, b, c, d, e, f, g, h].enumerated() { hash[index] = hash[index] &+ value }
+            hash[0] = hash[0] &+ a
+            hash[1] = hash[1] &+ b
+            hash[2] = hash[2] &+ c
+            hash[3] = hash[3] &+ d
+            hash[4] = hash[4] &+ e
+            hash[5] = hash[5] &+ f
+            hash[6] = hash[6] &+ g
+            hash[7] = hash[7] &+ h
         }
         let digits = Array("0123456789abcdef".utf8)
         var text: [UInt8] = []
