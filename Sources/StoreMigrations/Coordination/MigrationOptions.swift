@@ -27,13 +27,22 @@ public struct MigrationOptions: Sendable {
     /// What the migration does, in a few words, for people reading plans, reports, events,
     /// histories and errors: `library@1.1 (add guids to events)`. Stores that keep a history
     /// record it with the applied migration.
-    public var name: String?
+    ///
+    /// Kept among the options by kind, as the fingerprint is: a launch registers many migrations,
+    /// and options of one word copy and free for less than fields of their own.
+    public var name: String? {
+        get { isEmpty ? nil : self[NameOption.self] }
+        set { self[NameOption.self] = newValue }
+    }
 
     /// The text the migration's ``MigrationFingerprint`` is computed from, for a body the library
     /// cannot see: a string the author changes whenever the body changes (a revision, a summary).
     /// SQL migrations set it to their SQL. A plan reports an applied migration whose fingerprint
     /// differs from the one recorded when it ran (``MigrationManager/fingerprintPolicy``).
-    public var fingerprint: String?
+    public var fingerprint: String? {
+        get { isEmpty ? nil : self[FingerprintOption.self] }
+        set { self[FingerprintOption.self] = newValue }
+    }
 
     /// No options: every store's defaults.
     public init() {}
@@ -58,5 +67,8 @@ public struct MigrationOptions: Sendable {
     }
 
     /// Whether no option is set, name and fingerprint included.
-    public var isEmpty: Bool { values.isEmpty && name == nil && fingerprint == nil }
+    public var isEmpty: Bool { values.isEmpty }
 }
+
+private enum NameOption: MigrationOption { typealias Value = String }
+private enum FingerprintOption: MigrationOption { typealias Value = String }

@@ -597,10 +597,12 @@ public final class SQLiteStore: MigrationStore, @unchecked Sendable {
         }
     }
 
-    /// The history rows, then the levels rows, in eight columns: `manager`, `version` or `level`,
+    /// The history rows, then the levels rows, in seven columns: `manager`, `version` or `level`,
     /// `applied_at` or `app_version`, `duration_seconds` or the baseline, `id` (`NULL` in a
-    /// levels row), `NULL` or the levels row's `progress`, and the history row's `name` and
-    /// `fingerprint` (`NULL` in a levels row, or a history table of a release without them). History comes first so that the
+    /// levels row), the history row's `fingerprint` or the levels row's `progress`, and the
+    /// history row's `name` (`NULL` in a levels row). A history table of a release before names
+    /// and fingerprints gives `NULL` for both. (A column a row kind leaves empty holds the other
+    /// kind's value where it can: each column of the statement costs every launch.) History comes first so that the
     /// columns are named after it, as the errors of ``RecordQuery/Cursor`` name them: of a levels
     /// row, only `manager` is read that way.
     ///
@@ -609,9 +611,9 @@ public final class SQLiteStore: MigrationStore, @unchecked Sendable {
     /// `id` order anyway; `records(from:in:)` orders what arrives otherwise (an index covering
     /// the columns, `PRAGMA reverse_unordered_selects`).
     private static func recordsQuery(baselineColumn: String, progressColumn: String, history: Bool, labels: Bool) -> String {
-        let levels = "SELECT manager, level, app_version, \(baselineColumn), NULL, \(progressColumn), NULL, NULL FROM \(levelsTable)"
+        let levels = "SELECT manager, level, app_version, \(baselineColumn), NULL, \(progressColumn), NULL FROM \(levelsTable)"
         guard history else { return levels }
-        return "SELECT manager, version, applied_at, duration_seconds, id, NULL, \(labels ? "name, fingerprint" : "NULL, NULL") "
+        return "SELECT manager, version, applied_at, duration_seconds, id, \(labels ? "fingerprint, name" : "NULL, NULL") "
             + "FROM \(historyTable) UNION ALL " + levels
     }
 
@@ -660,7 +662,7 @@ public final class SQLiteStore: MigrationStore, @unchecked Sendable {
             let seconds = try appliedAt.unixTime(ofColumn: 2, in: row)
             let migration = AppliedMigration(
                 version: version, appliedAt: seconds.map(Date.init(timeIntervalSince1970:)), duration: try row[3],
-                name: Self.optionalText(row, 6), fingerprint: Self.optionalText(row, 7).flatMap(MigrationFingerprint.init(stored:)))
+                name: Self.optionalText(row, 6), fingerprint: Self.optionalText(row, 5).flatMap(MigrationFingerprint.init(stored:)))
             isInIDOrder = isInIDOrder && id > lastID
             lastID = id
             run.append(HistoryRow(id: id, migration: migration))
