@@ -13,8 +13,11 @@ final class ManagerDefinition: Sendable {
     let deferred: [Bool]
     /// The positions of the migrations registered post-deploy, ascending.
     let postDeploy: [Int]
+    /// By position, each migration's name and fingerprint; empty when no migration has either.
+    let labels: MigrationLabels
     let newerStorePolicy: NewerStorePolicy
     let latePolicy: LateMigrationPolicy
+    let fingerprintPolicy: FingerprintPolicy
     let hasHook: Bool
     let readRecords: @Sendable () throws -> [String: MigrationRecord]
     /// The first-launch policy's decision; reads the store for ``FirstLaunchPolicy/decide(_:)``.
@@ -23,9 +26,8 @@ final class ManagerDefinition: Sendable {
 
     init(
         name: String, storeDescription: String, identity: StoreIdentity, isRebuildable: Bool,
-        versions: [Version], dependencies: [[MigrationReference]], deferred: [Bool], postDeploy: [Int],
-        newerStorePolicy: NewerStorePolicy,
-        latePolicy: LateMigrationPolicy, hasHook: Bool,
+        versions: [Version], dependencies: [[MigrationReference]], deferred: [Bool], postDeploy: [Int], labels: MigrationLabels,
+        newerStorePolicy: NewerStorePolicy, latePolicy: LateMigrationPolicy, fingerprintPolicy: FingerprintPolicy, hasHook: Bool,
         readRecords: @escaping @Sendable () throws -> [String: MigrationRecord],
         decideFirstLaunch: @escaping @Sendable () throws -> FirstLaunchDecision,
         perform: @escaping @Sendable (StepWork, StepSource) throws -> StepOutcome
@@ -38,8 +40,10 @@ final class ManagerDefinition: Sendable {
         self.dependencies = dependencies
         self.deferred = deferred
         self.postDeploy = postDeploy
+        self.labels = labels
         self.newerStorePolicy = newerStorePolicy
         self.latePolicy = latePolicy
+        self.fingerprintPolicy = fingerprintPolicy
         self.hasHook = hasHook
         self.readRecords = readRecords
         self.decideFirstLaunch = decideFirstLaunch
@@ -78,12 +82,14 @@ extension MigrationManager {
         let hooks = snapshot.hooks
         // Decided once per manager rather than by a dynamic cast of the content at every step.
         let carriesContext = Store.Content.self is any MigrationContextCarrier.Type
+        let labels = MigrationLabels(options)
         return ManagerDefinition(
             name: name, storeDescription: store.description, identity: store.identity,
             isRebuildable: store.isRebuildable, versions: versions, dependencies: dependencies,
             deferred: snapshot.registrations.hasDeferred ? bodies.map(\.isDeferred) : [],
-            postDeploy: options.indices.filter { options[$0].isPostDeploy },
-            newerStorePolicy: snapshot.newerStore, latePolicy: snapshot.late, hasHook: !hooks.isEmpty,
+            postDeploy: options.indices.filter { options[$0].isPostDeploy }, labels: labels,
+            newerStorePolicy: snapshot.newerStore, latePolicy: snapshot.late, fingerprintPolicy: snapshot.fingerprint,
+            hasHook: !hooks.isEmpty,
             readRecords: { [self] in try readStoreRecords() },
             decideFirstLaunch: {
                 switch firstLaunch {
@@ -98,7 +104,7 @@ extension MigrationManager {
                     }
                 }
             },
-            perform: { [bodies, transactions, options, newerStore = snapshot.newerStore] work, source in
+            perform: { [bodies, transactions, options, labels, newerStore = snapshot.newerStore] work, source in
                 // Read again under the lock, a record past the app's version stops the step unless
                 // the policy ignores newer stores.
                 let newerThan = newerStore == .ignore ? nil : source.run.appVersion
@@ -108,17 +114,19 @@ extension MigrationManager {
                     case .plain(let body):
                         return try StepExecutor.migrate(
                             version, of: name, in: store, source: source, carriesContext: carriesContext,
-                            transaction: transactions[position], options: options[position], refusingNewerThan: newerThan
+                            transaction: transactions[position], options: options[position], label: labels[position],
+                            refusingNewerThan: newerThan
                         ) { content, _ in try body(&content) }
                     case .withContext(let body):
                         return try StepExecutor.migrate(
                             version, of: name, in: store, source: source, carriesContext: carriesContext,
-                            transaction: transactions[position], options: options[position], refusingNewerThan: newerThan
+                            transaction: transactions[position], options: options[position], label: labels[position],
+                            refusingNewerThan: newerThan
                         ) { content, context in try body(&content, context()) }
                     case let .batched(batch, size, _):
                         return try StepExecutor.migrateInBatches(
                             version, of: name, in: store, source: source, carriesContext: carriesContext,
-                            size: size, options: options[position], refusingNewerThan: newerThan, batch)
+                            size: size, options: options[position], label: labels[position], refusingNewerThan: newerThan, batch)
                     }
                 case let .baseline(version):
                     return try StepExecutor.baseline(version, of: name, in: store, source: source)

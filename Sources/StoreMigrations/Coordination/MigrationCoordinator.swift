@@ -391,6 +391,8 @@ public final class MigrationCoordinator: @unchecked Sendable {
             inputs.append(PlanningInput(
                 store: definition.storeDescription, storeIndex: index, isRebuildable: definition.isRebuildable,
                 record: record, newerStorePolicy: definition.newerStorePolicy, latePolicy: definition.latePolicy,
+                names: definition.labels.names, fingerprints: definition.labels.fingerprints,
+                fingerprintPolicy: definition.fingerprintPolicy,
                 firstLaunch: record.level == nil ? try definition.decideFirstLaunch() : nil,
                 hasHook: definition.hasHook, postDeploy: definition.postDeploy))
         }

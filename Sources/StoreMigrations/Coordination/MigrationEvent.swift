@@ -42,18 +42,18 @@ public enum MigrationEvent: Sendable, CustomStringConvertible {
         switch self {
         case .planned(let plan):
             return plan.isUpToDate ? "planned: up to date" : "planned \(plan.steps.count) step\(plan.steps.count == 1 ? "" : "s")"
-        case .started(let step): return "\(step.id): started"
-        case let .progress(step, fraction): return "\(step.id): \(Int((fraction * 100).rounded()))%"
-        case let .finished(step, duration): return "\(step.id): finished in \(MigrationReport.format(duration))"
-        case let .failed(step, error): return "\(step.id): failed: \(error)"
-        case let .skipped(step, failed?): return "\(step.id): skipped because \(failed) failed"
-        case .skipped(let step, nil): return "\(step.id): skipped (the run was cancelled or stopped)"
-        case let .waiting(step, wait): return "\(step.id): \(wait)"
+        case .started(let step): return "\(step.title): started"
+        case let .progress(step, fraction): return "\(step.title): \(Int((fraction * 100).rounded()))%"
+        case let .finished(step, duration): return "\(step.title): finished in \(MigrationReport.format(duration))"
+        case let .failed(step, error): return "\(step.title): failed: \(error)"
+        case let .skipped(step, failed?): return "\(step.title): skipped because \(failed) failed"
+        case .skipped(let step, nil): return "\(step.title): skipped (the run was cancelled or stopped)"
+        case let .waiting(step, wait): return "\(step.title): \(wait)"
         case let .alreadyApplied(step, level):
-            return "\(step.id): already applied by another process (level \(level?.description ?? "none"))"
-        case let .batchCommitted(step, progress): return "\(step.id): batch committed, \(progress)"
-        case let .postponed(step, progress?): return "\(step.id): postponed, \(progress)"
-        case .postponed(let step, nil): return "\(step.id): deferred to the background"
+            return "\(step.title): already applied by another process (level \(level?.description ?? "none"))"
+        case let .batchCommitted(step, progress): return "\(step.title): batch committed, \(progress)"
+        case let .postponed(step, progress?): return "\(step.title): postponed, \(progress)"
+        case .postponed(let step, nil): return "\(step.title): deferred to the background"
         }
     }
 }

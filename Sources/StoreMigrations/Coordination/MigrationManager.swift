@@ -93,6 +93,7 @@ public final class MigrationManager<Store: MigrationStore>: @unchecked Sendable 
     private var firstLaunch: FirstLaunchPolicy<Store> = .runAll
     private var newerStore: NewerStorePolicy = .fail
     private var late: LateMigrationPolicy = .run
+    private var fingerprint: FingerprintPolicy = .warn
 
     init(name: String, store: Store) {
         self.name = name
@@ -120,6 +121,14 @@ public final class MigrationManager<Store: MigrationStore>: @unchecked Sendable 
         set { lock.withLock { late = newValue } }
     }
 
+    /// What to do with an applied migration whose fingerprint changed since it ran (its SQL,
+    /// file or given fingerprint was edited; see ``MigrationFingerprint``). Defaults to
+    /// ``FingerprintPolicy/warn``.
+    public var fingerprintPolicy: FingerprintPolicy {
+        get { lock.withLock { fingerprint } }
+        set { lock.withLock { fingerprint = newValue } }
+    }
+
     /// Registers the migration to `version`.
     ///
     /// The body runs once, when the store's record does not show `version` applied and `version`
@@ -132,7 +141,8 @@ public final class MigrationManager<Store: MigrationStore>: @unchecked Sendable 
     ///   - dependencies: Migrations of other managers that must be applied first.
     ///   - transaction: ``TransactionMode/none`` for a body that must run outside the store's
     ///     transaction (`VACUUM`, `CREATE INDEX CONCURRENTLY`): at least once, not exactly once.
-    ///   - options: Options of this migration that its store understands (``MigrationOption``).
+    ///   - options: The migration's name and fingerprint (``MigrationOptions/named(_:fingerprint:)``),
+    ///     and options of it that its store understands (``MigrationOption``).
     ///   - body: Edits the store's content.
     @inlinable
     public func register(
@@ -277,6 +287,26 @@ public final class MigrationManager<Store: MigrationStore>: @unchecked Sendable 
         return Array(Set(registered + record.appliedVersions)).sorted()
     }
 
+    /// Accepts the registered migrations as they are now (Flyway's repair): records each applied
+    /// migration's current name and fingerprint in place of those recorded when it ran, so that
+    /// plans stop reporting edits made since (``MigrationPlan/Manager/changedFingerprints``).
+    /// Records written before fingerprints existed get them too, so that later edits are found.
+    /// Nothing runs; the store's data is not touched.
+    ///
+    /// ```swift
+    /// // V1.1__add_guid.sql was reformatted after it ran; the schema it made is the same:
+    /// try library.repairFingerprints()   // [1.1]
+    /// ```
+    ///
+    /// - Returns: The versions whose record changed, ascending.
+    @discardableResult
+    public func repairFingerprints() throws -> [Version] {
+        let definition = definition()
+        var labels: [Version: MigrationLabel] = [:]
+        for (position, version) in definition.versions.enumerated() { labels[version] = definition.labels[position] }
+        return try StepExecutor.relabel(labels, of: name, in: store)
+    }
+
     /// Forgets the manager's record, so that every migration runs again (for tests and
     /// debugging; the store's data is not touched).
     public func reset() throws {
@@ -292,8 +322,9 @@ public final class MigrationManager<Store: MigrationStore>: @unchecked Sendable 
     }
 
     func snapshot() -> (registrations: Registrations, hooks: [@Sendable (Version?, Version) throws -> Void],
-                        firstLaunch: FirstLaunchPolicy<Store>, newerStore: NewerStorePolicy, late: LateMigrationPolicy) {
-        lock.withLock { (registrations, hooks, firstLaunch, newerStore, late) }
+                        firstLaunch: FirstLaunchPolicy<Store>, newerStore: NewerStorePolicy, late: LateMigrationPolicy,
+                        fingerprint: FingerprintPolicy) {
+        lock.withLock { (registrations, hooks, firstLaunch, newerStore, late, fingerprint) }
     }
 }
 

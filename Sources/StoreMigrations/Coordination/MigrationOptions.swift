@@ -14,12 +14,46 @@ public protocol MigrationOption {
     associatedtype Value: Sendable
 }
 
-/// The options of one migration, by kind; see ``MigrationOption``.
+/// The options of one migration: its name and fingerprint, and options by kind that its store
+/// understands (see ``MigrationOption``).
+///
+/// ```swift
+/// library.register("1.1", options: .named("add guids to events")) { db in … }
+/// library.register("1.2", options: .named("backfill titles", fingerprint: "titles from notes, v2")) { db in … }
+/// ```
 public struct MigrationOptions: Sendable {
     private var values: [ObjectIdentifier: any Sendable] = [:]
 
+    /// What the migration does, in a few words, for people reading plans, reports, events,
+    /// histories and errors: `library@1.1 (add guids to events)`. Stores that keep a history
+    /// record it with the applied migration.
+    ///
+    /// Kept among the options by kind, as the fingerprint is: a launch registers many migrations,
+    /// and options of one word copy and free for less than fields of their own.
+    public var name: String? {
+        get { isEmpty ? nil : self[NameOption.self] }
+        set { self[NameOption.self] = newValue }
+    }
+
+    /// The text the migration's ``MigrationFingerprint`` is computed from, for a body the library
+    /// cannot see: a string the author changes whenever the body changes (a revision, a summary).
+    /// SQL migrations set it to their SQL. A plan reports an applied migration whose fingerprint
+    /// differs from the one recorded when it ran (``MigrationManager/fingerprintPolicy``).
+    public var fingerprint: String? {
+        get { isEmpty ? nil : self[FingerprintOption.self] }
+        set { self[FingerprintOption.self] = newValue }
+    }
+
     /// No options: every store's defaults.
     public init() {}
+
+    /// A name, and a fingerprint's text when given.
+    public static func named(_ name: String, fingerprint: String? = nil) -> MigrationOptions {
+        var options = MigrationOptions()
+        options.name = name
+        options.fingerprint = fingerprint
+        return options
+    }
 
     /// One option set to `value`.
     public init<Option: MigrationOption>(_ option: Option.Type, _ value: Option.Value) {
@@ -32,6 +66,9 @@ public struct MigrationOptions: Sendable {
         set { values[ObjectIdentifier(option)] = newValue }
     }
 
-    /// Whether no option is set.
+    /// Whether no option is set, name and fingerprint included.
     public var isEmpty: Bool { values.isEmpty }
 }
+
+private enum NameOption: MigrationOption { typealias Value = String }
+private enum FingerprintOption: MigrationOption { typealias Value = String }

@@ -75,14 +75,14 @@ public struct MigrationReport: Sendable, Codable, CustomStringConvertible {
         public var description: String {
             let timing = duration.map { " in " + MigrationReport.format($0) } ?? ""
             switch outcome {
-            case .applied: return "\(step.id): applied\(timing)"
-            case .alreadyApplied(let level): return "\(step.id): already applied by another process (level \(level?.description ?? "none"))"
-            case .failed(let message): return "\(step.id): FAILED\(timing): \(message)"
-            case .skipped(let failed): return "\(step.id): skipped because \(failed) failed"
-            case .cancelled: return "\(step.id): not started (run cancelled or stopped)"
+            case .applied: return "\(step.title): applied\(timing)"
+            case .alreadyApplied(let level): return "\(step.title): already applied by another process (level \(level?.description ?? "none"))"
+            case .failed(let message): return "\(step.title): FAILED\(timing): \(message)"
+            case .skipped(let failed): return "\(step.title): skipped because \(failed) failed"
+            case .cancelled: return "\(step.title): not started (run cancelled or stopped)"
             case .inProgress(let progress):
-                return "\(step.id): in progress\(timing), \(progress.map { "\($0)" } ?? "no batch committed"); resumes later"
-            case .deferred: return "\(step.id): deferred to the background"
+                return "\(step.title): in progress\(timing), \(progress.map { "\($0)" } ?? "no batch committed"); resumes later"
+            case .deferred: return "\(step.title): deferred to the background"
             }
         }
     }
@@ -117,6 +117,9 @@ public struct MigrationReport: Sendable, Codable, CustomStringConvertible {
     public let managers: [Manager]
     /// The plan's diagnostics.
     public let diagnostics: [MigrationPlan.Diagnostic]
+    /// The applied migrations edited since they ran that the run went on with, under
+    /// ``FingerprintPolicy/warn`` (see ``MigrationPlan/Manager/changedFingerprints``).
+    public let changedFingerprints: [FingerprintChange]
 
     /// Whether any step ran (`false` when everything was up to date).
     public var didRunAnything: Bool { steps.contains { $0.outcome == .applied } }
@@ -159,6 +162,7 @@ public struct MigrationReport: Sendable, Codable, CustomStringConvertible {
                 + (manager.ahead.isEmpty ? "" : "; ahead " + manager.ahead.map(\.description).joined(separator: ", ")))
         }
         lines += diagnostics.map { "  note: \($0)" }
+        lines += changedFingerprints.map { "  warning: edited since applied: \($0)" }
         return lines.joined(separator: "\n")
     }
 
@@ -204,7 +208,7 @@ public struct MigrationRunError: Error, Sendable, CustomStringConvertible, Local
             let cause = failure.error.map { "\($0)".quotableInSentence } ?? "unknown error"
             // A store's own error usually names the store already: once is enough.
             let store = manager.map(\.store).map { cause.contains($0) ? "" : " on \($0)" } ?? " on its store"
-            var line = "Migration \(failure.step.id)\(store) failed: \(cause). Its level stays at "
+            var line = "Migration \(failure.step.title)\(store) failed: \(cause). Its level stays at "
                 + (manager?.levelAfter?.description ?? "none")
             line += skipped.isEmpty ? "." : "; skipped because of it: \(skipped.joined(separator: ", "))."
             lines.append(line)

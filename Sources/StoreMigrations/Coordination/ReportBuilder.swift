@@ -51,6 +51,7 @@ enum ReportBuilder {
         }
         return MigrationReport(
             appVersion: plan.appVersion, startedAt: startedAt, duration: duration, planningDuration: planningDuration,
-            steps: steps, managers: managerReports, diagnostics: plan.diagnostics)
+            steps: steps, managers: managerReports, diagnostics: plan.diagnostics,
+            changedFingerprints: plan.managers.flatMap(\.changedFingerprints))
     }
 }

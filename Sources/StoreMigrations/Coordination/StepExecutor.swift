@@ -35,8 +35,8 @@ package enum StepExecutor {
     package static func migrate<Store: MigrationStore>(
         _ version: Version, of manager: String, in store: Store, source: StepSource = .standalone,
         carriesContext: Bool = false, transaction mode: TransactionMode = .transactional,
-        options: MigrationOptions = MigrationOptions(), refusingNewerThan appVersion: Version? = nil,
-        _ body: (inout Store.Content, () -> MigrationContext) throws -> Void
+        options: MigrationOptions = MigrationOptions(), label: MigrationLabel = MigrationLabel(),
+        refusingNewerThan appVersion: Version? = nil, _ body: (inout Store.Content, () -> MigrationContext) throws -> Void
     ) throws -> StepOutcome {
         let migration = MigrationReference(manager: manager, version: version)
         func step(_ records: inout [String: MigrationRecord], _ content: inout Store.Content) throws -> StepOutcome {
@@ -66,7 +66,9 @@ package enum StepExecutor {
             try body(&content, context)
             // In place: a copy of the record would copy its whole applied set on every step.
             records[manager, default: MigrationRecord()]
-                .markApplied(version, at: startedAt, duration: (ContinuousClock.now - start).seconds)
+                .markApplied(
+                    version, at: startedAt, duration: (ContinuousClock.now - start).seconds, name: label.name,
+                    fingerprint: label.fingerprint)
             return .applied(level: records[manager]?.level)
         }
         if mode == .none, !store.runsStepsOutsideTransactions {
@@ -89,7 +91,7 @@ package enum StepExecutor {
     package static func migrateInBatches<Store: MigrationStore>(
         _ version: Version, of manager: String, in store: Store, source: StepSource = .standalone,
         carriesContext: Bool = false, size: BatchSize, options: MigrationOptions = MigrationOptions(),
-        refusingNewerThan appVersion: Version? = nil, _ batch: (inout Store.Content, BatchRequest) throws -> BatchResult
+        label: MigrationLabel = MigrationLabel(), refusingNewerThan appVersion: Version? = nil, _ batch: (inout Store.Content, BatchRequest) throws -> BatchResult
     ) throws -> StepOutcome {
         let migration = MigrationReference(manager: manager, version: version)
         var limit = size.initialLimit
@@ -124,7 +126,8 @@ package enum StepExecutor {
                         records[manager, default: MigrationRecord()].setProgress(next)
                         return .committed(next, processed: processed)
                     case .finished:
-                        records[manager, default: MigrationRecord()].markApplied(version, at: startedAt, duration: elapsed)
+                        records[manager, default: MigrationRecord()].markApplied(
+                            version, at: startedAt, duration: elapsed, name: label.name, fingerprint: label.fingerprint)
                         return .finished(records[manager]?.level)
                     }
                 }
@@ -206,6 +209,22 @@ package enum StepExecutor {
     ) throws {
         guard let appVersion, let level = record.level, level.base > appVersion else { return }
         throw MigrationError.storeIsNewer(manager: manager, store: store.description, level: level, appVersion: appVersion)
+    }
+
+    /// Records `labels` (by version) as the names and fingerprints of `manager`'s applied
+    /// migrations, accepting edits made since they ran; the store's content is not touched.
+    /// Returns the versions whose record changed, ascending.
+    package static func relabel<Store: MigrationStore>(
+        _ labels: [Version: MigrationLabel], of manager: String, in store: Store
+    ) throws -> [Version] {
+        try store.transaction { records, _ in
+            guard var record = records[manager] else { return [] }
+            let changed = labels.keys.sorted().filter { version in
+                record.relabel(version, name: labels[version]!.name, fingerprint: labels[version]!.fingerprint)
+            }
+            if !changed.isEmpty { records[manager] = record }
+            return changed
+        }
     }
 
     /// Forgets `manager`'s record; the store's content is not touched.

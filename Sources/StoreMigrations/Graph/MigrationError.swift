@@ -47,6 +47,9 @@ public enum MigrationError: Error, Sendable, Hashable, CustomStringConvertible, 
     /// Migrations registered below the manager's level were never applied, and its
     /// ``LateMigrationPolicy`` is ``LateMigrationPolicy/fail``.
     case lateMigrations(manager: String, store: String, versions: [Version], level: Version)
+    /// Applied migrations were edited since they ran (their fingerprints changed), and the
+    /// manager's ``FingerprintPolicy`` is ``FingerprintPolicy/fail``.
+    case fingerprintsChanged(manager: String, store: String, changes: [FingerprintChange])
     /// A migration registered with ``TransactionMode/none`` belongs to a store that runs every
     /// step in a transaction.
     case transactionModeNotSupported(migration: MigrationReference, store: String)
@@ -138,6 +141,12 @@ public enum MigrationError: Error, Sendable, Hashable, CustomStringConvertible, 
                 + "branch merged late). Nothing was migrated. Set the manager's lateMigrationPolicy "
                 + "to .run to run \(versions.count == 1 ? "it" : "them") now, or .ignore to leave "
                 + "\(versions.count == 1 ? "it" : "them") unapplied."
+        case let .fingerprintsChanged(manager, store, changes):
+            let list = changes.map(\.description).joined(separator: "; ")
+            let one = changes.count == 1
+            return "Manager \"\(manager)\" on \(store) has \(one ? "an applied migration" : "applied migrations") edited since "
+                + "\(one ? "it" : "they") ran: \(list). Nothing was migrated. Restore \(one ? "its" : "their") text as it was "
+                + "applied, or accept the edit with repairFingerprints() on manager \"\(manager)\"."
         case let .transactionModeNotSupported(migration, store):
             return "Migration \(migration) is registered with transaction: .none, but \(store) runs "
                 + "every step in a transaction. Nothing of it ran. Register it without the option."

@@ -46,6 +46,11 @@ public struct MigrationPlan: Sendable, Hashable, Codable, CustomStringConvertibl
         /// The pending resumable migrations that have committed batches: how far each has got,
         /// where it resumes, and the time left at the measured rate.
         public internal(set) var inProgress: [StepProgress]
+        /// The applied migrations edited since they ran: their registrations give fingerprints
+        /// other than those recorded (empty under ``FingerprintPolicy/ignore``).
+        public let changedFingerprints: [FingerprintChange]
+        /// What happens to ``changedFingerprints``.
+        public let fingerprintPolicy: FingerprintPolicy
     }
 
     /// Something worth a look that does not stop the run.
@@ -97,6 +102,9 @@ public struct MigrationPlan: Sendable, Hashable, Codable, CustomStringConvertibl
             if manager.latePolicy == .fail, !manager.late.isEmpty, let level = manager.level {
                 return .lateMigrations(manager: manager.name, store: manager.store, versions: manager.late, level: level)
             }
+            if manager.fingerprintPolicy == .fail, !manager.changedFingerprints.isEmpty {
+                return .fingerprintsChanged(manager: manager.name, store: manager.store, changes: manager.changedFingerprints)
+            }
             return nil
         }
     }
@@ -144,6 +152,7 @@ public struct MigrationPlan: Sendable, Hashable, Codable, CustomStringConvertibl
             }
             lines.append(line)
             lines += manager.inProgress.map { "    in progress \($0)" }
+            lines += manager.changedFingerprints.map { "    edited since applied (\(manager.fingerprintPolicy.rawValue)): \($0)" }
         }
         for (index, wave) in waves.enumerated() {
             // From 0, as `PlannedStep.wave` in the JSON and the `waves` array count them.
@@ -176,6 +185,7 @@ public struct MigrationPlan: Sendable, Hashable, Codable, CustomStringConvertibl
             for step in managerSteps {
                 // Lines of a node's label, joined by DOT's own line break escape.
                 var label = [step.id.description]
+                if let name = step.name { label.append(name) }
                 var style: String?
                 if step.action == .migrate, let version = step.version {
                     if let progress = manager.inProgress.first(where: { $0.version == version }) {

@@ -9,6 +9,11 @@ struct PlanningInput: Sendable {
     let record: MigrationRecord
     let newerStorePolicy: NewerStorePolicy
     let latePolicy: LateMigrationPolicy
+    /// By position, each migration's name; empty when none has one.
+    let names: [String?]
+    /// By position, each migration's fingerprint; empty when none has one.
+    let fingerprints: [MigrationFingerprint?]
+    let fingerprintPolicy: FingerprintPolicy
     /// The first-launch policy's decision, when the record has no level.
     let firstLaunch: FirstLaunchDecision?
     let hasHook: Bool
@@ -437,6 +442,28 @@ enum MigrationPlanner {
         }
     }
 
+    /// The applied migrations of `manager` whose recorded fingerprint differs from the registered
+    /// one, ascending; none under ``FingerprintPolicy/ignore``. Both lists ascend by version, so
+    /// one walk side by side finds them: O(V + applied), and nothing when no migration has a
+    /// fingerprint.
+    private static func changedFingerprints(of manager: MigrationGraph.Manager, _ input: PlanningInput) -> [FingerprintChange] {
+        guard input.fingerprintPolicy != .ignore, !input.fingerprints.isEmpty else { return [] }
+        var changes: [FingerprintChange] = []
+        let applied = input.record.applied
+        var next = 0
+        for (position, version) in manager.versions.enumerated() {
+            while next < applied.count, applied[next].version < version { next += 1 }
+            guard next < applied.count else { break }
+            guard applied[next].version == version, let current = input.fingerprints[position],
+                  current.differs(fromRecorded: applied[next].fingerprint), let recorded = applied[next].fingerprint
+            else { continue }
+            changes.append(FingerprintChange(
+                migration: MigrationReference(manager: manager.name, version: version),
+                name: input.names.isEmpty ? nil : input.names[position], recorded: recorded, current: current))
+        }
+        return changes
+    }
+
     /// `name`, stored inline when it fits (15 UTF-8 bytes at most) rather than in a buffer of its
     /// own: every step and identifier of a plan holds its manager's name, and copying or freeing
     /// an inline string changes no reference count. (A name made by interpolation, such as
@@ -495,6 +522,8 @@ enum MigrationPlanner {
                 let manager = Int(steps.managers[runStart])
                 let name = names[manager]
                 let versions = graph.managers[manager].versions
+                // Empty when none of the manager's migrations has a name.
+                let stepNames = inputs[manager].names
                 // The previous step of the run: the chain predecessor. (An optional identifier, copied
                 // into the list, cost an outlined copy and a release of the name per step.)
                 var previousAction = PlannedStep.Action.migrate, previousVersion: Version?
@@ -511,8 +540,9 @@ enum MigrationPlanner {
                         migrationCount += 1
                     }
                     let previousAppVersion = action == .appVersionChange ? starts[manager].recordedAppVersion : nil
+                    let stepName = position >= 0 && !stepNames.isEmpty ? stepNames[position] : nil
                     let plannedStep: PlannedStep
-                    if previousAppVersion == nil, edge == declared.to.count || declared.to[edge] != step {
+                    if previousAppVersion == nil, stepName == nil, edge == declared.to.count || declared.to[edge] != step {
                         plannedStep = PlannedStep(
                             manager: name, action: action, version: version,
                             chain: step > runStart ? (previousAction, previousVersion) : nil, wave: Int(wave[step]))
@@ -533,7 +563,7 @@ enum MigrationPlanner {
                         }
                         plannedStep = PlannedStep(
                             manager: name, action: action, version: version, previousAppVersion: previousAppVersion,
-                            dependencies: dependencies, wave: Int(wave[step]))
+                            dependencies: dependencies, wave: Int(wave[step]), name: stepName)
                     }
                     (buffer.baseAddress! + Int(planIndex[step])).initialize(to: plannedStep)
                     previousAction = action
@@ -560,7 +590,9 @@ enum MigrationPlanner {
                 pending: pending[index],
                 late: starts[index].late.map { manager.versions[$0] }, latePolicy: inputs[index].latePolicy,
                 ahead: Array(manager.versions[graph.aheadStart[index]...]),
-                inProgress: record.inProgress.filter { progress in pending[index].contains(progress.version) })
+                inProgress: record.inProgress.filter { progress in pending[index].contains(progress.version) },
+                changedFingerprints: changedFingerprints(of: manager, inputs[index]),
+                fingerprintPolicy: inputs[index].fingerprintPolicy)
         }
         let plan = MigrationPlan(appVersion: graph.appVersion, managers: managerPlans, steps: plannedSteps, diagnostics: diagnostics)
         return ExecutablePlan(

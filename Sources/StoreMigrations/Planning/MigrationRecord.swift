@@ -115,11 +115,34 @@ public struct MigrationRecord: Sendable, Hashable, Codable, CustomStringConverti
 
     /// Records `version` as applied; a version already in the set keeps its first entry. Its
     /// progress, if it was resumable, is done with.
-    public mutating func markApplied(_ version: Version, at date: Date? = nil, duration: TimeInterval? = nil) {
+    public mutating func markApplied(
+        _ version: Version, at date: Date? = nil, duration: TimeInterval? = nil, name: String? = nil,
+        fingerprint: MigrationFingerprint? = nil
+    ) {
         if !inProgress.isEmpty { inProgress.removeAll { $0.version == version } }
         let position = insertionPoint(of: version)
         guard position == applied.count || applied[position].version != version else { return }
-        applied.insert(AppliedMigration(version: version, appliedAt: date, duration: duration), at: position)
+        applied.insert(
+            AppliedMigration(version: version, appliedAt: date, duration: duration, name: name, fingerprint: fingerprint),
+            at: position)
+    }
+
+    /// Replaces the name and fingerprint recorded for the applied migration `version` (a repair
+    /// that accepts an edited migration). Returns whether `version` is in ``applied`` and
+    /// anything changed.
+    @discardableResult
+    public mutating func relabel(_ version: Version, name: String?, fingerprint: MigrationFingerprint?) -> Bool {
+        guard let index = index(of: version) else { return false }
+        let old = applied[index]
+        guard old.name != name || old.fingerprint != fingerprint else { return false }
+        applied[index] = AppliedMigration(
+            version: version, appliedAt: old.appliedAt, duration: old.duration, name: name, fingerprint: fingerprint)
+        return true
+    }
+
+    /// The entry of the applied migration `version`, if it is in ``applied``.
+    public func appliedMigration(_ version: Version) -> AppliedMigration? {
+        index(of: version).map { applied[$0] }
     }
 
     public var description: String {
@@ -148,7 +171,9 @@ public struct MigrationRecord: Sendable, Hashable, Codable, CustomStringConverti
 }
 
 /// One applied migration of a ``MigrationRecord``, with when and how long it ran where the store
-/// keeps a history (a SQLite store does; preferences and cache files keep versions only).
+/// keeps a history (a SQLite store does; preferences and cache files keep versions only), and the
+/// name and fingerprint it was registered with when it ran (`nil` in records written before
+/// releases kept them).
 public struct AppliedMigration: Sendable, Hashable, Codable, CustomStringConvertible {
     /// The migration's version.
     public let version: Version
@@ -156,18 +181,76 @@ public struct AppliedMigration: Sendable, Hashable, Codable, CustomStringConvert
     public let appliedAt: Date?
     /// How long the step took, in seconds, if the store keeps it.
     public let duration: TimeInterval?
+    /// The name and fingerprint, when either was recorded: one reference rather than two fields,
+    /// since a launch reads, copies and frees every applied migration of every store, most of
+    /// them without either.
+    private let labels: Labels?
+
+    private final class Labels: Sendable {
+        let name: String?
+        let fingerprint: MigrationFingerprint?
+
+        init(name: String?, fingerprint: MigrationFingerprint?) {
+            self.name = name
+            self.fingerprint = fingerprint
+        }
+    }
+
+    /// The migration's name when it ran, if it had one.
+    public var name: String? { labels?.name }
+    /// The migration's fingerprint when it ran, if it had one (see ``MigrationFingerprint``).
+    public var fingerprint: MigrationFingerprint? { labels?.fingerprint }
 
     /// Creates an entry.
-    public init(version: Version, appliedAt: Date? = nil, duration: TimeInterval? = nil) {
+    public init(
+        version: Version, appliedAt: Date? = nil, duration: TimeInterval? = nil, name: String? = nil,
+        fingerprint: MigrationFingerprint? = nil
+    ) {
         self.version = version
         self.appliedAt = appliedAt
         self.duration = duration
+        labels = name == nil && fingerprint == nil ? nil : Labels(name: name, fingerprint: fingerprint)
+    }
+
+    public static func == (lhs: AppliedMigration, rhs: AppliedMigration) -> Bool {
+        lhs.version == rhs.version && lhs.appliedAt == rhs.appliedAt && lhs.duration == rhs.duration
+            && lhs.name == rhs.name && lhs.fingerprint == rhs.fingerprint
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(version)
+        hasher.combine(appliedAt)
+        hasher.combine(duration)
+        hasher.combine(name)
+        hasher.combine(fingerprint)
+    }
+
+    private enum CodingKeys: String, CodingKey { case version, appliedAt, duration, name, fingerprint }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(
+            version: try container.decode(Version.self, forKey: .version),
+            appliedAt: try container.decodeIfPresent(Date.self, forKey: .appliedAt),
+            duration: try container.decodeIfPresent(TimeInterval.self, forKey: .duration),
+            name: try container.decodeIfPresent(String.self, forKey: .name),
+            fingerprint: try container.decodeIfPresent(MigrationFingerprint.self, forKey: .fingerprint))
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(version, forKey: .version)
+        try container.encodeIfPresent(appliedAt, forKey: .appliedAt)
+        try container.encodeIfPresent(duration, forKey: .duration)
+        try container.encodeIfPresent(name, forKey: .name)
+        try container.encodeIfPresent(fingerprint, forKey: .fingerprint)
     }
 
     public var description: String {
-        var text = version.description
+        var text = version.description.titled(name)
         if let appliedAt { text += " at \(appliedAt.formatted(.iso8601))" }
         if let duration { text += String(format: " in %.3f s", duration) }
+        if let fingerprint { text += " (\(fingerprint))" }
         return text
     }
 }

@@ -67,8 +67,8 @@ public struct PlannedStep: Sendable, Hashable, Codable, CustomStringConvertible 
     // A plan of 100,000 steps makes (and frees) 100,000 of these, so a step keeps its
     // dependencies without an array of its own in the usual case, a single dependency on the
     // previous step of its manager (the chain): only that step's action and version are kept,
-    // since its manager is this step's. Any other list, and the previous app version of an
-    // app-version change, go into one object for the step. Nothing is shared between steps: a
+    // since its manager is this step's. Any other list, the previous app version of an
+    // app-version change, and a migration's name go into one object for the step. Nothing is shared between steps: a
     // shared object cost an atomic reference count change per step made, copied and freed. The
     // fields are plain (no enum) and laid out to take 88 bytes, so that copying a step, as a run's
     // report does for every step, copies bytes and two references.
@@ -86,7 +86,8 @@ public struct PlannedStep: Sendable, Hashable, Codable, CustomStringConvertible 
     private let storedWave: Int32
     /// The manager the step belongs to.
     public let manager: String
-    /// Every dependency, and the previous app version, when they are not the chain alone.
+    /// Every dependency, the previous app version and the migration's name, when they are not
+    /// the chain alone.
     private let others: SharedLinks?
 
     /// The wave the step belongs to: steps of one wave depend only on steps of earlier waves and
@@ -107,9 +108,9 @@ public struct PlannedStep: Sendable, Hashable, Codable, CustomStringConvertible 
     /// the identifiers stored after the header (an array of its own was a second allocation,
     /// and a second reference count to change, for each such step).
     private final class OtherLinks: ManagedBuffer<OtherLinksHeader, ID> {
-        static func make(_ dependencies: [ID], previousAppVersion: Version?) -> OtherLinks {
+        static func make(_ dependencies: [ID], previousAppVersion: Version?, name: String?) -> OtherLinks {
             let buffer = create(minimumCapacity: dependencies.count) { _ in
-                OtherLinksHeader(count: dependencies.count, previousAppVersion: previousAppVersion)
+                OtherLinksHeader(count: dependencies.count, previousAppVersion: previousAppVersion, name: name)
             }
             let links = unsafeDowncast(buffer, to: OtherLinks.self)
             links.withUnsafeMutablePointerToElements { elements in
@@ -124,6 +125,7 @@ public struct PlannedStep: Sendable, Hashable, Codable, CustomStringConvertible 
 
         var count: Int { withUnsafeMutablePointerToHeader { $0.pointee.count } }
         var previousAppVersion: Version? { withUnsafeMutablePointerToHeader { $0.pointee.previousAppVersion } }
+        var name: String? { withUnsafeMutablePointerToHeader { $0.pointee.name } }
 
         subscript(index: Int) -> ID {
             precondition(index >= 0 && index < count, "index out of range")
@@ -138,6 +140,7 @@ public struct PlannedStep: Sendable, Hashable, Codable, CustomStringConvertible 
     private struct OtherLinksHeader {
         let count: Int
         let previousAppVersion: Version?
+        let name: String?
     }
 
     /// A step waiting only for `chain` (the previous step of its manager, as its action and
@@ -153,8 +156,11 @@ public struct PlannedStep: Sendable, Hashable, Codable, CustomStringConvertible 
         self.others = nil
     }
 
-    init(manager: String, action: Action, version: Version?, previousAppVersion: Version?, dependencies: [ID], wave: Int) {
-        let isChainAlone = previousAppVersion == nil && dependencies.count <= 1
+    init(
+        manager: String, action: Action, version: Version?, previousAppVersion: Version?, dependencies: [ID], wave: Int,
+        name: String? = nil
+    ) {
+        let isChainAlone = previousAppVersion == nil && name == nil && dependencies.count <= 1
             && (dependencies.first.map { $0.manager == manager } ?? true)
         let chain = isChainAlone ? dependencies.first : nil
         self.version = version
@@ -164,8 +170,12 @@ public struct PlannedStep: Sendable, Hashable, Codable, CustomStringConvertible 
         self.chainVersion = chain?.version ?? Self.noVersion
         self.storedWave = Int32(wave)
         self.manager = manager
-        self.others = isChainAlone ? nil : SharedLinks(links: OtherLinks.make(dependencies, previousAppVersion: previousAppVersion))
+        self.others = isChainAlone
+            ? nil : SharedLinks(links: OtherLinks.make(dependencies, previousAppVersion: previousAppVersion, name: name))
     }
+
+    /// The migration's name (``MigrationOptions/name``), if it has one.
+    public var name: String? { others?.links.name }
 
     /// For ``Action/appVersionChange``, the app version recorded before (`nil` the first time).
     public var previousAppVersion: Version? { others?.links.previousAppVersion }
@@ -205,8 +215,12 @@ public struct PlannedStep: Sendable, Hashable, Codable, CustomStringConvertible 
     /// The step's identifier.
     public var id: ID { ID(manager: manager, action: action, version: version) }
 
+    /// The identifier followed by the migration's name, as reports and events show the step:
+    /// `library@1.1 (add guids to events)`.
+    public var title: String { id.description.titled(name) }
+
     public var description: String {
-        var text = id.description
+        var text = title
         if action == .appVersionChange { text += " (from \(previousAppVersion?.description ?? "none"))" }
         let dependencies = dependencyIDs
         if !dependencies.isEmpty { text += " after " + dependencies.map(\.description).joined(separator: ", ") }
@@ -218,7 +232,7 @@ public struct PlannedStep: Sendable, Hashable, Codable, CustomStringConvertible 
     public static func == (lhs: PlannedStep, rhs: PlannedStep) -> Bool {
         lhs.manager == rhs.manager && lhs.action == rhs.action && lhs.version == rhs.version
             && lhs.previousAppVersion == rhs.previousAppVersion && lhs.wave == rhs.wave
-            && lhs.dependencyIDs.elementsEqual(rhs.dependencyIDs)
+            && lhs.dependencyIDs.elementsEqual(rhs.dependencyIDs) && lhs.name == rhs.name
     }
 
     public func hash(into hasher: inout Hasher) {
@@ -231,10 +245,11 @@ public struct PlannedStep: Sendable, Hashable, Codable, CustomStringConvertible 
         hasher.combine(dependencies.count)
         for dependency in dependencies { hasher.combine(dependency) }
         hasher.combine(wave)
+        hasher.combine(name)
     }
 
     private enum CodingKeys: String, CodingKey {
-        case manager, action, version, previousAppVersion, dependencies, wave
+        case manager, action, version, name, previousAppVersion, dependencies, wave
     }
 
     public init(from decoder: any Decoder) throws {
@@ -245,7 +260,8 @@ public struct PlannedStep: Sendable, Hashable, Codable, CustomStringConvertible 
             version: try container.decodeIfPresent(Version.self, forKey: .version),
             previousAppVersion: try container.decodeIfPresent(Version.self, forKey: .previousAppVersion),
             dependencies: try container.decode([ID].self, forKey: .dependencies),
-            wave: try container.decode(Int.self, forKey: .wave))
+            wave: try container.decode(Int.self, forKey: .wave),
+            name: try container.decodeIfPresent(String.self, forKey: .name))
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -253,6 +269,7 @@ public struct PlannedStep: Sendable, Hashable, Codable, CustomStringConvertible 
         try container.encode(manager, forKey: .manager)
         try container.encode(action, forKey: .action)
         try container.encodeIfPresent(version, forKey: .version)
+        try container.encodeIfPresent(name, forKey: .name)
         try container.encodeIfPresent(previousAppVersion, forKey: .previousAppVersion)
         try container.encode(dependencies, forKey: .dependencies)
         try container.encode(wave, forKey: .wave)

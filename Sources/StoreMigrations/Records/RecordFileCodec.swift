@@ -5,8 +5,12 @@ import Foundation
 /// `PropertyListSerialization` both read and write), so that no store's own value type is needed:
 ///
 /// ```json
-/// {"settings": {"level": "1.2", "baseline": "1.0", "applied": ["1.1", "1.2"], "appVersion": "2.0"}}
+/// {"settings": {"level": "1.2", "baseline": "1.0", "applied": ["1.1", "1.2"], "appVersion": "2.0",
+///               "names": {"1.2": "split full names"}, "fingerprints": {"1.2": "v1:3f0c…"}}}
 /// ```
+///
+/// Names and fingerprints sit beside `applied`, keyed by version, rather than in it: releases
+/// before them read `applied` as a list of strings and keep fields they do not know.
 ///
 /// `level` is written for older releases, which read only it; what an entry means (an entry
 /// without `applied`, a `level` above the rest) is ``MigrationRecord/init(decoding:)``'s to say.
@@ -26,6 +30,8 @@ struct RecordFileCodec {
         static let applied = "applied"
         static let appVersion = "appVersion"
         static let inProgress = "inProgress"
+        static let names = "names"
+        static let fingerprints = "fingerprints"
     }
 
     /// Every manager's entry as read, unknown fields included.
@@ -75,6 +81,8 @@ struct RecordFileCodec {
             entry[Field.applied] = record.appliedVersions.map(\.description)
             entry[Field.appVersion] = record.appVersion?.description
             entry[Field.inProgress] = StoredProgress.objects(record.inProgress)
+            entry[Field.names] = Self.byVersion(record.applied) { $0.name }
+            entry[Field.fingerprints] = Self.byVersion(record.applied) { $0.fingerprint?.rawValue }
             entries[manager] = entry
         }
         records = newRecords
@@ -102,6 +110,16 @@ struct RecordFileCodec {
                 }
             }
         }
+        if entry[Field.names] != nil || entry[Field.fingerprints] != nil {
+            let names = try texts(Field.names, in: entry, of: manager)
+            let fingerprints = try texts(Field.fingerprints, in: entry, of: manager)
+            stored.applied = stored.applied.map { migration in
+                let key = migration.version.description
+                return AppliedMigration(
+                    version: migration.version, name: names[key],
+                    fingerprint: fingerprints[key].flatMap(MigrationFingerprint.init(stored:)))
+            }
+        }
         if let progress = entry[Field.inProgress] {
             do {
                 stored.inProgress = try StoredProgress.list(from: progress)
@@ -110,6 +128,21 @@ struct RecordFileCodec {
             }
         }
         return MigrationRecord(decoding: stored)
+    }
+
+    /// A field of texts keyed by version (`names`, `fingerprints`), or nil when none has one.
+    private static func byVersion(_ applied: [AppliedMigration], _ text: (AppliedMigration) -> String?) -> [String: String]? {
+        var texts: [String: String] = [:]
+        for migration in applied { if let value = text(migration) { texts[migration.version.description] = value } }
+        return texts.isEmpty ? nil : texts
+    }
+
+    private static func texts(_ field: String, in entry: [String: Any], of manager: String) throws(Invalid) -> [String: String] {
+        guard let object = entry[field] else { return [:] }
+        guard let texts = object as? [String: String] else {
+            throw Invalid(manager: manager, reason: "has a \"\(field)\" that is \(kind(of: object)), not a dictionary of texts by version")
+        }
+        return texts
     }
 
     private static func version(_ field: String, in entry: [String: Any], of manager: String) throws(Invalid) -> Version? {

@@ -46,7 +46,7 @@ package struct SQLRecordDialect: Sendable {
 
 /// The two tables in which the SQL stores keep their managers' records, and the one writer both
 /// SQLite and PostgreSQL use: the levels table (a row per manager: level, app version, baseline)
-/// and the history table (a row per applied migration: when, how long).
+/// and the history table (a row per applied migration: when, how long, its name and fingerprint).
 ///
 /// Reading stays with each store, which knows its driver's fastest way through the rows; what the
 /// rows mean is ``MigrationRecord/init(decoding:)``'s to say, for both.
@@ -64,8 +64,9 @@ package struct SQLRecordTables: Sendable {
     }
 
     /// The statements that create both tables where they are missing. A levels table made by a
-    /// release before resumable migrations lacks `progress`: each store adds it (SQLite cannot
-    /// say `ADD COLUMN IF NOT EXISTS`).
+    /// release before resumable migrations lacks `progress`, a history table made before names
+    /// and fingerprints lacks ``historyLabelColumns``: each store adds them (SQLite cannot say
+    /// `ADD COLUMN IF NOT EXISTS`).
     package var createStatements: [String] {
         [
             """
@@ -75,10 +76,15 @@ package struct SQLRecordTables: Sendable {
             """
             CREATE TABLE IF NOT EXISTS \(history)(
                 id \(dialect.historyKey), manager text NOT NULL, version text NOT NULL,
-                applied_at \(dialect.timestampType) NOT NULL, duration_seconds \(dialect.realType) NOT NULL)
+                applied_at \(dialect.timestampType) NOT NULL, duration_seconds \(dialect.realType) NOT NULL,
+                name text, fingerprint text)
             """,
         ]
     }
+
+    /// The history's columns added after its first release, both nullable `text`: a row written
+    /// by an older release has neither, and reads as a migration without them.
+    package static let historyLabelColumns = ["name", "fingerprint"]
 
     /// Writes what changed between `old` and `new`, in the caller's transaction: each changed
     /// manager's levels row (with its `level`, which older releases read) and the history rows
@@ -107,7 +113,7 @@ package struct SQLRecordTables: Sendable {
                     .text(manager), SQLRecordValue(record.level), SQLRecordValue(record.appVersion),
                     SQLRecordValue(record.baseline), StoredProgress.json(record.inProgress).map { .text($0) } ?? .null,
                 ])
-            let (removed, added) = Self.difference(from: previous.applied, to: record.applied)
+            let (removed, added, relabelled) = Self.difference(from: previous.applied, to: record.applied)
             for migration in removed {
                 try connection.executeRecordStatement(
                     "DELETE FROM \(history) WHERE manager = \(p(1)) AND version = \(p(2))",
@@ -116,23 +122,33 @@ package struct SQLRecordTables: Sendable {
             for migration in added {
                 try connection.executeRecordStatement(
                     """
-                    INSERT INTO \(history)(manager, version, applied_at, duration_seconds)
-                    VALUES (\(p(1)), \(p(2)), \(dialect.timestamp(p(3))), \(p(4)))
+                    INSERT INTO \(history)(manager, version, applied_at, duration_seconds, name, fingerprint)
+                    VALUES (\(p(1)), \(p(2)), \(dialect.timestamp(p(3))), \(p(4)), \(p(5)), \(p(6)))
                     """,
                     [
                         .text(manager), .text(migration.version.description),
                         .real((migration.appliedAt ?? Date()).timeIntervalSince1970), .real(migration.duration ?? 0),
+                        migration.name.map { .text($0) } ?? .null, migration.fingerprint.map { .text($0.rawValue) } ?? .null,
+                    ])
+            }
+            for migration in relabelled {
+                try connection.executeRecordStatement(
+                    "UPDATE \(history) SET name = \(p(1)), fingerprint = \(p(2)) WHERE manager = \(p(3)) AND version = \(p(4))",
+                    [
+                        migration.name.map { .text($0) } ?? .null, migration.fingerprint.map { .text($0.rawValue) } ?? .null,
+                        .text(manager), .text(migration.version.description),
                     ])
             }
         }
     }
 
-    /// The migrations of `old` whose version is not in `new`, and those of `new` whose version is
-    /// not in `old`: both lists ascend by version, so one walk side by side finds them.
+    /// The migrations of `old` whose version is not in `new`, those of `new` whose version is not
+    /// in `old`, and those of `new` in both whose name or fingerprint changed (a repair): both
+    /// lists ascend by version, so one walk side by side finds them.
     static func difference(
         from old: [AppliedMigration], to new: [AppliedMigration]
-    ) -> (removed: [AppliedMigration], added: [AppliedMigration]) {
-        var removed: [AppliedMigration] = [], added: [AppliedMigration] = []
+    ) -> (removed: [AppliedMigration], added: [AppliedMigration], relabelled: [AppliedMigration]) {
+        var removed: [AppliedMigration] = [], added: [AppliedMigration] = [], relabelled: [AppliedMigration] = []
         var i = 0, j = 0
         while i < old.count || j < new.count {
             if j == new.count || (i < old.count && old[i].version < new[j].version) {
@@ -142,10 +158,11 @@ package struct SQLRecordTables: Sendable {
                 added.append(new[j])
                 j += 1
             } else {
+                if old[i].name != new[j].name || old[i].fingerprint != new[j].fingerprint { relabelled.append(new[j]) }
                 i += 1
                 j += 1
             }
         }
-        return (removed, added)
+        return (removed, added, relabelled)
     }
 }

@@ -38,6 +38,8 @@ extension MigrationRecord {
     /// - A level above what the applied set and the baseline give (an older release, which
     ///   writes only the level, migrated the store after a newer one) raises the baseline to it.
     /// - Of two entries for one version, the first recorded is kept.
+    /// - An applied migration without a name or fingerprint (recorded before releases kept them,
+    ///   or by one that does not) has none: a plan never takes it for an edited migration.
     /// - The progress of a migration that counts as applied is stale (an older release, which
     ///   knows no progress, applied it by its level) and dropped.
     package init(decoding stored: StoredRecord) {

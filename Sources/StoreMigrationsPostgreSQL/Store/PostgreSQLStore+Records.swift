@@ -20,13 +20,17 @@ extension PostgreSQLStore {
         if schema != "public" { statements.append("CREATE SCHEMA IF NOT EXISTS \(PostgreSQLConnection.quoted(schema))") }
         statements += recordTables.createStatements
         statements.append("ALTER TABLE \(qualified(Self.levelsTable)) ADD COLUMN IF NOT EXISTS progress text")
+        // A history table of a release before names and fingerprints: its rows read without them.
+        statements.append("ALTER TABLE \(qualified(Self.historyTable)) "
+            + SQLRecordTables.historyLabelColumns.map { "ADD COLUMN IF NOT EXISTS \($0) text" }.joined(separator: ", "))
         try db.execute(statements.joined(separator: ";\n"))
     }
 
     /// Every manager's record, in one round trip; inside the caller's transaction, or (`snapshot`)
     /// in a read-only repeatable-read transaction of its own.
     func records(
-        in db: PostgreSQLConnection, hasHistory: Bool = true, hasProgress: Bool = true, snapshot: Bool = false
+        in db: PostgreSQLConnection, hasHistory: Bool = true, hasProgress: Bool = true, hasLabels: Bool = true,
+        snapshot: Bool = false
     ) throws -> [String: MigrationRecord] {
         var statements = [
             "SELECT manager, level, app_version, baseline, \(hasProgress ? "progress" : "NULL") FROM \(qualified(Self.levelsTable))"
@@ -35,7 +39,8 @@ extension PostgreSQLStore {
         // place by another program, and the step executor trusts this read.
         if hasHistory {
             statements.append("""
-                SELECT manager, version, extract(epoch FROM applied_at)::float8, duration_seconds
+                SELECT manager, version, extract(epoch FROM applied_at)::float8, duration_seconds,
+                    \(hasLabels ? "name, fingerprint" : "NULL::text, NULL::text")
                 FROM \(qualified(Self.historyTable)) ORDER BY id
                 """)
         }
@@ -65,7 +70,8 @@ extension PostgreSQLStore {
                 guard let version = try version(row[1], column: "version in \(Self.historyTable)", of: manager) else { continue }
                 let seconds: Double? = try row[2]
                 stored[manager, default: StoredRecord()].applied.append(AppliedMigration(
-                    version: version, appliedAt: seconds.map(Date.init(timeIntervalSince1970:)), duration: try row[3]))
+                    version: version, appliedAt: seconds.map(Date.init(timeIntervalSince1970:)), duration: try row[3],
+                    name: try row[4], fingerprint: (try row[5] as String?).flatMap(MigrationFingerprint.init(stored:))))
             }
         }
         return stored.mapValues(MigrationRecord.init(decoding:))

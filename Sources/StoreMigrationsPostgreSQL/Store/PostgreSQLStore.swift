@@ -215,14 +215,17 @@ public final class PostgreSQLStore: MigrationStore, @unchecked Sendable {
                 """
                 SELECT to_regclass($1) IS NOT NULL, to_regclass($2) IS NOT NULL,
                     EXISTS (SELECT 1 FROM pg_attribute
-                            WHERE attrelid = to_regclass($1) AND attname = 'progress' AND NOT attisdropped)
+                            WHERE attrelid = to_regclass($1) AND attname = 'progress' AND NOT attisdropped),
+                    EXISTS (SELECT 1 FROM pg_attribute
+                            WHERE attrelid = to_regclass($2) AND attname = 'fingerprint' AND NOT attisdropped)
                 """,
                 [.text(qualified(Self.levelsTable)), .text(qualified(Self.historyTable))])
             guard let row = catalog.first, try row[0] as Bool else { return [:] }
             let hasHistory: Bool = try row[1]
             let hasProgress: Bool = try row[2]
+            let hasLabels: Bool = try row[3]
             do {
-                return try records(in: db, hasHistory: hasHistory, hasProgress: hasProgress, snapshot: true)
+                return try records(in: db, hasHistory: hasHistory, hasProgress: hasProgress, hasLabels: hasLabels, snapshot: true)
             } catch {
                 abandon(db)
                 throw error

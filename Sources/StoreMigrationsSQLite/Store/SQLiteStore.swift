@@ -530,9 +530,10 @@ public final class SQLiteStore: MigrationStore, @unchecked Sendable {
     /// Gives a levels table written by an earlier release the columns this one writes: a table
     /// written before records held sets gets its `baseline` column, each manager's level becoming
     /// its baseline mark (everything at or below it was applied); one written before migrations
-    /// could be resumable gets its `progress` column.
+    /// could be resumable gets its `progress` column; a history table written before names and
+    /// fingerprints gets their columns (empty: its rows read as migrations without them).
     private func upgradeStoreTables(_ db: Database) throws {
-        let columns = try levelsColumns(db)
+        let columns = try storeColumns(db)
         if !columns.baseline {
             try db.execute(
                 """
@@ -541,14 +542,28 @@ public final class SQLiteStore: MigrationStore, @unchecked Sendable {
                 """)
         }
         if !columns.progress { try db.execute("ALTER TABLE \(Self.levelsTable) ADD COLUMN progress TEXT") }
+        if !columns.labels {
+            for column in SQLRecordTables.historyLabelColumns {
+                try db.execute("ALTER TABLE \(Self.historyTable) ADD COLUMN \(column) TEXT")
+            }
+        }
     }
 
-    /// Whether the levels table has the columns later releases added.
-    private func levelsColumns(_ db: Database) throws -> (baseline: Bool, progress: Bool) {
-        var columns = (baseline: false, progress: false)
-        try db.forEachRow("SELECT name FROM pragma_table_info('\(Self.levelsTable)') WHERE name IN ('baseline', 'progress')") { row in
+    /// Whether the record tables have the columns later releases added, in one statement.
+    private func storeColumns(_ db: Database) throws -> (baseline: Bool, progress: Bool, labels: Bool) {
+        var columns = (baseline: false, progress: false, labels: false)
+        try db.forEachRow(
+            """
+            SELECT name FROM pragma_table_info('\(Self.levelsTable)') WHERE name IN ('baseline', 'progress')
+            UNION ALL SELECT 'history.' || name FROM pragma_table_info('\(Self.historyTable)') WHERE name = 'fingerprint'
+            """
+        ) { row in
             let name: String = try row[0]
-            if name == "baseline" { columns.baseline = true } else { columns.progress = true }
+            switch name {
+            case "baseline": columns.baseline = true
+            case "progress": columns.progress = true
+            default: columns.labels = true
+            }
         }
         return columns
     }
@@ -570,17 +585,20 @@ public final class SQLiteStore: MigrationStore, @unchecked Sendable {
         }
         return try reading(db) {
             guard try db.tableExists(Self.levelsTable) else { return [:] }
-            let columns = try levelsColumns(db)
+            let columns = try storeColumns(db)
             let sql = Self.recordsQuery(
                 baselineColumn: columns.baseline ? "baseline" : "level", progressColumn: columns.progress ? "progress" : "NULL",
-                history: try db.tableExists(Self.historyTable))
+                history: try db.tableExists(Self.historyTable), labels: columns.labels)
             return try records(from: RecordQuery.compiling(sql, in: db), in: db)
         }
     }
 
-    /// The history rows, then the levels rows, in six columns: `manager`, `version` or `level`,
+    /// The history rows, then the levels rows, in seven columns: `manager`, `version` or `level`,
     /// `applied_at` or `app_version`, `duration_seconds` or the baseline, `id` (`NULL` in a
-    /// levels row), and `NULL` or the levels row's `progress`. History comes first so that the
+    /// levels row), the history row's `fingerprint` or the levels row's `progress`, and the
+    /// history row's `name` (`NULL` in a levels row). A history table of a release before names
+    /// and fingerprints gives `NULL` for both. (A column a row kind leaves empty holds the other
+    /// kind's value where it can: each column of the statement costs every launch.) History comes first so that the
     /// columns are named after it, as the errors of ``RecordQuery/Cursor`` name them: of a levels
     /// row, only `manager` is read that way.
     ///
@@ -588,19 +606,21 @@ public final class SQLiteStore: MigrationStore, @unchecked Sendable {
     /// a launch almost as much as compiling the statement (Benchmarks/BENCHMARKS.md). A table is scanned in
     /// `id` order anyway; `records(from:in:)` orders what arrives otherwise (an index covering
     /// the columns, `PRAGMA reverse_unordered_selects`).
-    private static func recordsQuery(baselineColumn: String, progressColumn: String, history: Bool) -> String {
-        let levels = "SELECT manager, level, app_version, \(baselineColumn), NULL, \(progressColumn) FROM \(levelsTable)"
+    private static func recordsQuery(baselineColumn: String, progressColumn: String, history: Bool, labels: Bool) -> String {
+        let levels = "SELECT manager, level, app_version, \(baselineColumn), NULL, \(progressColumn), NULL FROM \(levelsTable)"
         guard history else { return levels }
-        return "SELECT manager, version, applied_at, duration_seconds, id, NULL FROM \(historyTable) UNION ALL " + levels
+        return "SELECT manager, version, applied_at, duration_seconds, id, \(labels ? "fingerprint, name" : "NULL, NULL") "
+            + "FROM \(historyTable) UNION ALL " + levels
     }
 
     /// The statement for both tables as this release writes them, built once rather than on
     /// every launch.
-    private static let currentRecordsQuery = recordsQuery(baselineColumn: "baseline", progressColumn: "progress", history: true)
+    private static let currentRecordsQuery = recordsQuery(
+        baselineColumn: "baseline", progressColumn: "progress", history: true, labels: true)
 
     private static let historyVersionColumn = "version in \(historyTable)"
 
-    /// The records `query` (a ``recordsQuery(baselineColumn:progressColumn:history:)``) reads.
+    /// The records `query` (a ``recordsQuery(baselineColumn:progressColumn:history:labels:)``) reads.
     ///
     /// Each manager is looked up once per run of its history rows, which come one manager after
     /// another (the name compared in place), and once per levels row: hashing the name of every
@@ -637,7 +657,8 @@ public final class SQLiteStore: MigrationStore, @unchecked Sendable {
             guard let version = try version(row.value(1), column: Self.historyVersionColumn, of: manager) else { continue }
             let seconds = try appliedAt.unixTime(ofColumn: 2, in: row)
             let migration = AppliedMigration(
-                version: version, appliedAt: seconds.map(Date.init(timeIntervalSince1970:)), duration: try row[3])
+                version: version, appliedAt: seconds.map(Date.init(timeIntervalSince1970:)), duration: try row[3],
+                name: Self.optionalText(row, 6), fingerprint: Self.optionalText(row, 5).flatMap(MigrationFingerprint.init(stored:)))
             isInIDOrder = isInIDOrder && id > lastID
             lastID = id
             run.append(HistoryRow(id: id, migration: migration))
@@ -658,6 +679,12 @@ public final class SQLiteStore: MigrationStore, @unchecked Sendable {
             records[manager] = MigrationRecord(decoding: StoredRecord(applied: applied(history)))
         }
         return records
+    }
+
+    /// The text in `column` of `row`, `nil` for anything else: only the history's name and
+    /// fingerprint are read this way, and a value that is not text is not one.
+    private static func optionalText(_ row: RecordQuery.Cursor, _ column: Int32) -> String? {
+        row.text(column).map { String(decoding: $0, as: UTF8.self) }
     }
 
     /// A history row as read, with its id.

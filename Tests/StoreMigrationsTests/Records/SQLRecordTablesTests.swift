@@ -42,7 +42,7 @@ import TestSupport
         try Self.postgreSQL.write(new, over: old, through: log)
         #expect(log.statements == [
             "INSERT INTO s.levels(manager, level, app_version, baseline, progress) 'library', '3', NULL, NULL, NULL",
-            "INSERT INTO s.history(manager, version, applied_at, duration_seconds) 'library', '3', <real>, <real>",
+            "INSERT INTO s.history(manager, version, applied_at, duration_seconds, name, fingerprint) 'library', '3', <real>, <real>, NULL, NULL",
         ])
     }
 
@@ -61,7 +61,7 @@ import TestSupport
         #expect(log.statements == [
             "INSERT INTO levels(manager, level, app_version, baseline, progress) 'm', '4', '2.0', NULL, NULL",
             "DELETE FROM history WHERE manager = ? AND version = ? 'm', '2'",
-            "INSERT INTO history(manager, version, applied_at, duration_seconds) 'm', '4', <real>, <real>",
+            "INSERT INTO history(manager, version, applied_at, duration_seconds, name, fingerprint) 'm', '4', <real>, <real>, NULL, NULL",
         ])
     }
 
@@ -79,10 +79,24 @@ import TestSupport
     }
 
     @Test func theDifferenceWalksBothSortedSetsOnce() {
-        let (removed, added) = SQLRecordTables.difference(
+        let (removed, added, relabelled) = SQLRecordTables.difference(
             from: Self.applied("1", "1.1", "2", "5"), to: Self.applied("0.9", "1.1", "3", "5", "6"))
         #expect(removed.map(\.version) == ["1", "2"])
         #expect(added.map(\.version) == ["0.9", "3", "6"])
+        #expect(relabelled.isEmpty)
+    }
+
+    @Test func aNewNameOrFingerprintOfAnAppliedMigrationUpdatesItsHistoryRow() throws {
+        let log = StatementLog()
+        var record = MigrationRecord(applied: [AppliedMigration(version: "1", name: "old", fingerprint: MigrationFingerprint(of: "a"))])
+        let old = record
+        record.relabel("1", name: "add guids", fingerprint: MigrationFingerprint(of: "b"))
+        try Self.postgreSQL.write(["m": record], over: ["m": old], through: log)
+        #expect(log.statements == [
+            "INSERT INTO s.levels(manager, level, app_version, baseline, progress) 'm', '1', NULL, NULL, NULL",
+            "UPDATE s.history SET name = $1, fingerprint = $2 WHERE manager = $3 AND version = $4 'add guids', "
+                + "'\(MigrationFingerprint(of: "b").rawValue)', 'm', '1'",
+        ])
     }
 
     @Test func bothDialectsCreateTheSameTwoTables() {

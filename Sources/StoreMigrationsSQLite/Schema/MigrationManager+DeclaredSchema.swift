@@ -1,0 +1,29 @@
+import StoreMigrations
+
+extension MigrationManager where Store == SQLiteStore {
+    /// Registers the migration to `version` as a migration of the database to a declared schema
+    /// (``Database/migrateSchema(to:dataLoss:mappings:)``). Its fingerprint is computed from what
+    /// the library can see: the schema's `CREATE` statements, each mapping's source table and
+    /// columns, and `options.fingerprint` if given (the mappings' closures are not visible: give
+    /// a fingerprint that changes with them). A plan reports the migration if its declaration is
+    /// edited after it ran (``/StoreMigrations/MigrationFingerprint``).
+    ///
+    /// ```swift
+    /// library.register("2.0", options: .named("notes get tags"), schema: notesV2)
+    /// ```
+    public func register(
+        _ version: Version, dependsOn dependencies: [MigrationReference] = [], options: MigrationOptions = MigrationOptions(),
+        schema: DeclaredSchema, dataLoss: DataLossPolicy = .refuse, mappings: [EntityMapping] = []
+    ) {
+        var options = options
+        var text = schema.description
+        for mapping in mappings {
+            text += "\n-- mapping \(mapping.source)(\(mapping.columns?.joined(separator: ", ") ?? "*"))"
+        }
+        if let given = options.fingerprint { text += "\n-- " + given }
+        options.fingerprint = text
+        register(version, dependsOn: dependencies, options: options) { db in
+            try db.migrateSchema(to: schema, dataLoss: dataLoss, mappings: mappings)
+        }
+    }
+}

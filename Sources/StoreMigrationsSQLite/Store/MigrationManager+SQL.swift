@@ -1,0 +1,43 @@
+import Foundation
+import StoreMigrations
+
+extension MigrationManager where Store == SQLiteStore {
+    /// Registers the migration to `version` as SQL text, which may hold several statements. Its
+    /// fingerprint is the text (unless `options` gives one), so a plan reports the migration if
+    /// the text is edited after it ran (``/StoreMigrations/MigrationFingerprint``).
+    ///
+    /// ```swift
+    /// library.register("1.1", options: .named("add guid"), sql: "ALTER TABLE event ADD COLUMN guid TEXT")
+    /// ```
+    public func register(
+        _ version: Version, dependsOn dependencies: [MigrationReference] = [], options: MigrationOptions = MigrationOptions(),
+        sql: String
+    ) {
+        var options = options
+        if options.fingerprint == nil { options.fingerprint = sql }
+        register(version, dependsOn: dependencies, options: options) { db in try db.execute(sql) }
+    }
+
+    /// Registers every migration file of `folder`: `V<version>__<name>.sql`, each a migration
+    /// with the file's version and name, and its text as SQL and fingerprint
+    /// (``/StoreMigrations/SQLMigrationFile`` describes the naming).
+    ///
+    /// ```swift
+    /// // migrations/V1.0__create_notes.sql, migrations/V1.1__add_guid.sql
+    /// try library.registerSQLFiles(in: Bundle.main.url(forResource: "migrations", withExtension: nil)!)
+    /// ```
+    ///
+    /// - Returns: The files registered, ascending by version.
+    /// - Throws: ``/StoreMigrations/SQLMigrationFileError`` naming a file that cannot be
+    ///   registered and how to fix it; nothing of the folder is registered then.
+    @discardableResult
+    public func registerSQLFiles(in folder: URL) throws -> [SQLMigrationFile] {
+        let files = try SQLMigrationFile.files(in: folder, manager: name, store: store.description)
+        for file in files {
+            var options = MigrationOptions()
+            options.name = file.name
+            register(file.version, options: options, sql: file.sql)
+        }
+        return files
+    }
+}

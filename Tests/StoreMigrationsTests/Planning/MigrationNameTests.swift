@@ -1,0 +1,113 @@
+import Foundation
+import Testing
+@testable import StoreMigrations
+import TestSupport
+
+/// A migration's name, given at registration, wherever a migration is shown: the plan's text,
+/// JSON and DOT, reports, events, records and errors.
+@Suite struct MigrationNameTests {
+    typealias Store = InMemoryStore<[String]>
+
+    /// library@1.1 named, library@1.2 not, prefs@1.0 named and depended on by library@1.2.
+    private func setup() throws -> (MigrationCoordinator, MigrationManager<Store>, MigrationManager<Store>) {
+        let coordinator = MigrationCoordinator(appVersion: "1.2")
+        let prefs = try coordinator.manager("prefs", store: Store([], name: "prefs store"))
+        let library = try coordinator.manager("library", store: Store([], name: "library store"))
+        library.register("1.1", options: .named("add guids to events")) { log in log.append("1.1") }
+        library.register("1.2", dependsOn: [prefs.migration("1.0")]) { log in log.append("1.2") }
+        prefs.register("1.0", options: .named("rename showHelp")) { log in log.append("1.0") }
+        return (coordinator, prefs, library)
+    }
+
+    @Test func thePlanTextNamesEachNamedStep() throws {
+        let (coordinator, _, _) = try setup()
+        #expect(try coordinator.plan().description == """
+            Migration plan to app version 1.2: 3 steps in 2 waves.
+              prefs (prefs store): level none, first launch (runAll), pending 1.0
+              library (library store): level none, first launch (runAll), pending 1.1, 1.2
+              wave 0: prefs@1.0 (rename showHelp); library@1.1 (add guids to events)
+              wave 1: library@1.2 after library@1.1, prefs@1.0
+            """)
+    }
+
+    @Test func theStepsJSONCarriesTheNameAndReadsBack() throws {
+        let (coordinator, _, _) = try setup()
+        let plan = try coordinator.plan()
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        #expect(String(decoding: try encoder.encode(plan.steps), as: UTF8.self) == """
+            [{"action":"migrate","dependencies":[],"manager":"prefs","name":"rename showHelp","version":"1.0","wave":0},\
+            {"action":"migrate","dependencies":[],"manager":"library","name":"add guids to events","version":"1.1","wave":0},\
+            {"action":"migrate","dependencies":[{"action":"migrate","manager":"library","version":"1.1"},\
+            {"action":"migrate","manager":"prefs","version":"1.0"}],"manager":"library","version":"1.2","wave":1}]
+            """)
+        let decoded = try JSONDecoder().decode(MigrationPlan.self, from: try encoder.encode(plan))
+        #expect(decoded == plan)
+        #expect(decoded.steps.map(\.name) == ["rename showHelp", "add guids to events", nil])
+        #expect(decoded.description == plan.description)
+    }
+
+    @Test func thePlansJSONWithANameAndAnEditedMigrationIsExact() throws {
+        let recorded = MigrationFingerprint(of: "old")
+        let store = Store(
+            ["1.0"], records: ["library": MigrationRecord(applied: [AppliedMigration(version: "1.0", fingerprint: recorded)])],
+            name: "library store")
+        let coordinator = MigrationCoordinator(appVersion: "1.1")
+        let library = try coordinator.manager("library", store: store)
+        library.register("1.0", options: .named("create notes", fingerprint: "new")) { _ in }
+        library.register("1.1", options: .named("add guids")) { _ in }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        let plan = try coordinator.plan()
+        #expect(String(decoding: try encoder.encode(plan), as: UTF8.self) == """
+            {"appVersion":"1.1","diagnostics":[],"managers":[{"ahead":[],"changedFingerprints":[{"current":"\(MigrationFingerprint(of: "new").rawValue)",\
+            "migration":{"manager":"library","version":"1.0"},"name":"create notes","recorded":"\(recorded.rawValue)"}],\
+            "deferred":[],"fingerprintPolicy":"warn","inProgress":[],"late":[],"latePolicy":"run","level":"1.0","name":"library",\
+            "pending":["1.1"],"postDeploy":[],"store":"library store"}],"postDeploySteps":[],"steps":[{"action":"migrate","dependencies":[],"manager":"library",\
+            "name":"add guids","version":"1.1","wave":0}]}
+            """)
+        #expect(plan.description == """
+            Migration plan to app version 1.1: 1 step in 1 wave.
+              library (library store): level 1.0, pending 1.1
+                edited since applied (warn): library@1.0 (create notes): applied as \(recorded), now \(MigrationFingerprint(of: "new"))
+              wave 0: library@1.1 (add guids)
+            """)
+    }
+
+    @Test func theDOTLabelsNamedStepsWithTheirName() throws {
+        let (coordinator, _, _) = try setup()
+        let dot = try coordinator.plan().graphviz()
+        #expect(dot.contains(#"    "prefs@1.0" [label="prefs@1.0\nrename showHelp"];"#))
+        #expect(dot.contains(#"    "library@1.1" [label="library@1.1\nadd guids to events"];"#))
+        #expect(dot.contains(#"    "library@1.2";"#))
+    }
+
+    @Test func reportsEventsAndRecordsKeepTheName() throws {
+        let (coordinator, prefs, library) = try setup()
+        let events = EventLog()
+        coordinator.observer = { event in
+            if case .started = event { events.append(event.description) }
+        }
+        let report = try coordinator.run()
+        #expect(events.all.sorted() == [
+            "library@1.1 (add guids to events): started", "library@1.2: started", "prefs@1.0 (rename showHelp): started",
+        ])
+        #expect(report.steps.map { $0.description.components(separatedBy: ": applied")[0] }
+            == ["prefs@1.0 (rename showHelp)", "library@1.1 (add guids to events)", "library@1.2"])
+        #expect(try library.record().applied.map(\.name) == ["add guids to events", nil])
+        #expect(try prefs.record().applied.map(\.name) == ["rename showHelp"])
+        #expect(try library.record().applied[0].description.hasPrefix("1.1 (add guids to events) at "))
+    }
+
+    @Test func aFailedNamedStepIsNamedInTheRunError() throws {
+        let coordinator = MigrationCoordinator(appVersion: "1")
+        let library = try coordinator.manager("library", store: Store([], name: "library store"))
+        library.register("1", options: .named("add guids")) { _ in throw TestFailure(message: "disk full") }
+        do {
+            _ = try coordinator.run()
+            Issue.record("the run succeeded")
+        } catch let error as MigrationRunError {
+            #expect("\(error)".hasPrefix("Migration library@1 (add guids) on library store failed: disk full."), "\(error)")
+        }
+    }
+}
