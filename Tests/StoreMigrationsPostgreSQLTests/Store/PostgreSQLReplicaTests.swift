@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @testable import StoreMigrations
 @testable import StoreMigrationsPostgreSQL
+@testable import ReplicaRunner
 import TestSupport
 
 #if canImport(Glibc)
@@ -35,6 +36,55 @@ import Glibc
             }
             logCounts = counts
             (level, history) = try database.record(of: "service")
+        }
+    }
+
+    /// A rolling deploy (issue 20): two replicas of app 1.0 and two of app 2.0 started together,
+    /// eight times. No 1.0 replica returns success after a step of its own found the database
+    /// past 1.0 under the lock; each step runs once; the record ends at app version 2.0; a 1.0
+    /// replica launched afterwards is refused and changes no row.
+    @Test func oldAndNewReplicasOfARollingDeployRaced() throws {
+        var outcomes: [RollingDeployOutcome: Int] = [:]
+        for trial in 1...8 {
+            let database = try PostgreSQLTestDatabase()
+            let gate = folder.file("rolling-gate-\(trial)")
+            let apps = ["1.0", "2.0", "1.0", "2.0"]
+            let replicas = try apps.map { app in
+                try runner.start(
+                    ["rolling", database.connectionString, "--app-version", app, "--wait-for", gate.path], logs: folder.url)
+            }
+            try Data().write(to: gate)
+            let exits = replicas.map { $0.wait(timeout: eventWaitBound) ?? $0.kill() }
+            for (app, exit) in zip(apps, exits) {
+                if app == "2.0" {
+                    #expect(exit.succeeded, "trial \(trial): \(exit)")
+                } else if let outcome = exit.rollingDeployOutcome(appVersion: "1.0") {
+                    outcomes[outcome, default: 0] += 1
+                }
+            }
+            let db = try database.connect()
+            var runs: [String: Int] = [:]
+            for row in try db.query("SELECT version, count(*) FROM runs GROUP BY version") {
+                runs[try row[0] as String] = try row[1] as Int
+            }
+            let every = ReplicaScenario.rollingVersions(upTo: "2.0").map(\.description)
+            #expect(runs == Dictionary(uniqueKeysWithValues: every.map { ($0, 1) }), "trial \(trial)")
+            #expect(try database.record(of: "app").level == "2.0")
+            #expect(try db.scalar("SELECT app_version FROM store_migrations_levels WHERE manager = 'app'", as: String.self) == "2.0")
+
+            let before = try rows(of: database)
+            let relaunch = try #require(try runner.start(
+                ["rolling", database.connectionString, "--app-version", "1.0"], logs: folder.url).wait(timeout: eventWaitBound))
+            #expect(relaunch.rollingDeployOutcome(appVersion: "1.0") == .refusedAtPlanning, "trial \(trial)")
+            #expect(try rows(of: database) == before, "trial \(trial): the refused relaunch changed no row")
+        }
+        print("PostgreSQLReplicaTests rolling deploy: app 1.0 replicas \(outcomes)")
+    }
+
+    /// Every row of the store's tables and of `runs`, as text, in a stable order.
+    func rows(of database: PostgreSQLTestDatabase) throws -> [String] {
+        try ["store_migrations_levels", "store_migrations_history", "runs"].map { table in
+            try database.connect().scalar("SELECT string_agg(t::text, ';' ORDER BY t::text) FROM \(table) t", as: String.self) ?? ""
         }
     }
 
