@@ -221,21 +221,19 @@ public final class PostgreSQLStore: MigrationStore, @unchecked Sendable {
     public func readRecords() throws -> [String: MigrationRecord] {
         try withConnection { db in
             guard !db.isInTransaction else { return try records(in: db) }
-            // The catalog first, so that reading a table that is not there (a first deployment,
-            // or an older release's levels table without `progress`) leaves no ERROR line in
-            // the server's log for operators to be alerted by.
+            // The catalog first, so that reading a table that is not there (a first deployment)
+            // leaves no ERROR line in the server's log for operators to be alerted by. Only
+            // `to_regclass`: on a new connection, where the server's catalog caches are cold,
+            // a look-up of the `progress` column in `pg_attribute` cost more than this and the
+            // records together (an older release's levels table has no `progress`: the records'
+            // read takes it from the row as JSON, which lacks it then rather than failing).
             let catalog = try db.query(
-                """
-                SELECT to_regclass($1) IS NOT NULL, to_regclass($2) IS NOT NULL,
-                    EXISTS (SELECT 1 FROM pg_attribute
-                            WHERE attrelid = to_regclass($1) AND attname = 'progress' AND NOT attisdropped)
-                """,
+                "SELECT to_regclass($1) IS NOT NULL, to_regclass($2) IS NOT NULL",
                 [.text(qualified(Self.levelsTable)), .text(qualified(Self.historyTable))])
             guard let row = catalog.first, try row[0] as Bool else { return [:] }
             let hasHistory: Bool = try row[1]
-            let hasProgress: Bool = try row[2]
             do {
-                return try records(in: db, hasHistory: hasHistory, hasProgress: hasProgress, snapshot: true)
+                return try records(in: db, hasHistory: hasHistory, progressMayBeMissing: true, snapshot: true)
             } catch {
                 abandon(db)
                 throw error

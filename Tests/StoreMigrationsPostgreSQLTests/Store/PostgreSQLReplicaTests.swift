@@ -392,4 +392,31 @@ import Glibc
         let errors = log.split(separator: "\n").filter { $0.contains("ERROR:") }
         #expect(errors.isEmpty, "\(errors.joined(separator: "\n"))")
     }
+
+    /// Planning on an older release's levels table, which has no `progress` column, reads its
+    /// records without asking `pg_attribute` first (issue 20, item 4) and still leaves no
+    /// `ERROR:` line in the server's log.
+    @Test func planningAnOlderReleasesTablesLeavesNoErrorInTheServerLog() throws {
+        let server = try PostgreSQLServer()
+        defer { server.stop() }
+        let database = try PostgreSQLTestDatabase(server: server)
+        let store = try database.store()
+        let coordinator = MigrationCoordinator(appVersion: "2")
+        let service = try coordinator.manager("service", store: store)
+        service.register("1") { _ in }
+        service.register("2") { _ in }
+        try database.connect().execute("""
+            CREATE TABLE store_migrations_levels(manager text PRIMARY KEY, level text, app_version text, baseline text);
+            CREATE TABLE store_migrations_history(
+                id bigserial PRIMARY KEY, manager text NOT NULL, version text NOT NULL, applied_at timestamptz, duration_seconds float8);
+            INSERT INTO store_migrations_levels VALUES ('service', '1', NULL, NULL);
+            INSERT INTO store_migrations_history(manager, version, applied_at, duration_seconds) VALUES ('service', '1', now(), 0.5)
+            """)
+        #expect(try coordinator.plan().steps.map(\.id.description) == ["service@2"])
+        #expect(try store.readRecords()["service"]?.applied.map(\.version) == ["1"])
+        let log = try String(contentsOf: server.logFile, encoding: .utf8)
+        #expect(log.contains("database system is ready to accept connections"), "not the server's log: \(log)")
+        let errors = log.split(separator: "\n").filter { $0.contains("ERROR:") }
+        #expect(errors.isEmpty, "\(errors.joined(separator: "\n"))")
+    }
 }
