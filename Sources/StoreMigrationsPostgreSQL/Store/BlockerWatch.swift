@@ -4,9 +4,10 @@ import Foundation
 /// from a second session: a statement that waits cannot ask, and once its `lock_timeout` ends
 /// the wait, `pg_blocking_pids` of its session is empty again.
 ///
-/// The second session is opened only when the step is still running after a delay (half its
-/// `lock_timeout`: a statement that times out has waited at least that long by then), so steps
-/// that finish sooner cost a scheduled work item and nothing else. It then polls
+/// The second session is opened only when the step is still running a delay after it took the
+/// store's advisory lock (half its `lock_timeout`: a statement that times out has waited at least
+/// that long by then), so steps that finish sooner cost a scheduled work item and nothing else,
+/// and a replica waiting for another's advisory lock polls nothing more. It then polls
 /// `pg_blocking_pids(pid)` with `pg_stat_activity` every 20 ms until ``stop()``.
 ///
 /// `@unchecked Sendable`: its mutable state (`stopped`, `blocker`) is read and written only with

@@ -262,14 +262,16 @@ public final class PostgreSQLStore: MigrationStore, @unchecked Sendable {
             var timeOuts = 0
             var lastBlocker: BlockerWatch.Blocker?
             while true {
-                let watch = BlockerWatch(pid: db.serverProcessID, parameters: parameters, store: name, after: lockTimeout / 2)
+                // Watched from when the advisory lock is held: a wait for it is no table lock's.
+                var watch: BlockerWatch?
+                let locked = { watch = BlockerWatch(pid: db.serverProcessID, parameters: self.parameters, store: self.name, after: lockTimeout / 2) }
                 do {
-                    let result = try attempt(request, on: db, setting: setting, body)
-                    _ = watch.stop()
+                    let result = try attempt(request, on: db, setting: setting, locked: locked, body)
+                    _ = watch?.stop()
                     return result
                 } catch let error as PostgreSQLError where error.sqlState == "55P03" {
                     // The last one seen: a try that timed out before its watch connected saw none.
-                    let blocker = watch.stop() ?? lastBlocker
+                    let blocker = watch?.stop() ?? lastBlocker
                     lastBlocker = blocker
                     timeOuts += 1
                     guard timeOuts <= retries.retries else {
@@ -283,17 +285,18 @@ public final class PostgreSQLStore: MigrationStore, @unchecked Sendable {
                         holderProcessID: blocker?.pid))
                     Thread.sleep(forTimeInterval: retries.pause(after: timeOuts).seconds)
                 } catch {
-                    _ = watch.stop()
+                    _ = watch?.stop()
                     throw error
                 }
             }
         }
     }
 
-    /// One try of a step: `BEGIN`, the advisory lock (and `setting`), the records, the body,
-    /// the records again, `COMMIT`; everything rolled back when anything throws.
+    /// One try of a step: `BEGIN`, the advisory lock (and `setting`; then `locked` is called),
+    /// the records, the body, the records again, `COMMIT`; everything rolled back when anything
+    /// throws.
     private func attempt<T>(
-        _ request: TransactionRequest, on db: PostgreSQLConnection, setting: String? = nil,
+        _ request: TransactionRequest, on db: PostgreSQLConnection, setting: String? = nil, locked: () -> Void = {},
         _ body: (inout [String: MigrationRecord], inout PostgreSQLConnection) throws -> T
     ) throws -> T {
         do {
@@ -306,6 +309,7 @@ public final class PostgreSQLStore: MigrationStore, @unchecked Sendable {
                 db.storeTablesExist = true
             }
             try advisoryLock.beginLockedTransaction(on: db, waiting: request, yielding: request.isBatch, setting: setting)
+            locked()
             if !db.storeTablesExist { try createStoreTables(db) }
             let before = try records(in: db)
             var records = before
