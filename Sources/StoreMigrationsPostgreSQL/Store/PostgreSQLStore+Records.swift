@@ -34,13 +34,15 @@ extension PostgreSQLStore {
             "SELECT manager, level, app_version, baseline, \(progressColumn) FROM \(qualified(Self.levelsTable)) l"
         ]
         // The whole history, every time: a copy kept between reads could miss a row changed in
-        // place by another program, and the step executor trusts this read. In `id` order, sorted
-        // here: an `ORDER BY` made the server plan the primary key's index, a third of the
-        // read's time on a new connection, and the rows come in that order nearly always.
+        // place by another program, and the step executor trusts this read. In `id` order; for
+        // planning, sorted here: there the connection is often new, and an `ORDER BY` made the
+        // server plan the primary key's index with cold caches, a third of the read's time (the
+        // rows come in that order nearly always). A step's read, on a connection past its first,
+        // leaves the order to the server, which costs it nothing then.
         if hasHistory {
             statements.append("""
-                SELECT manager, version, extract(epoch FROM applied_at)::float8, duration_seconds, id
-                FROM \(qualified(Self.historyTable))
+                SELECT manager, version, extract(epoch FROM applied_at)::float8, duration_seconds\(snapshot ? ", id" : "")
+                FROM \(qualified(Self.historyTable))\(snapshot ? "" : " ORDER BY id")
                 """)
         }
         if snapshot {
@@ -65,9 +67,11 @@ extension PostgreSQLStore {
         }
         if hasHistory {
             var history = results[offset + 1]
-            let ids = try history.map { try $0[4] as Int64 }
-            if zip(ids, ids.dropFirst()).contains(where: { $0 > $1 }) {
-                history = zip(ids, history).sorted { $0.0 < $1.0 }.map(\.1)
+            if snapshot {
+                let ids = try history.map { try $0[4] as Int64 }
+                if zip(ids, ids.dropFirst()).contains(where: { $0 > $1 }) {
+                    history = zip(ids, history).sorted { $0.0 < $1.0 }.map(\.1)
+                }
             }
             for row in history {
                 let manager: String = try row[0]
