@@ -18,6 +18,9 @@ import ThrowawayPostgreSQL
 /// - `postgresql-replicas`: the same launch by 8 replicas at once (8 threads of this process,
 ///   each with its own coordinator and connection) against 8 threads each connecting and
 ///   reading the level by hand;
+/// - `postgresql-uptodate`: `plan().isUpToDate` of the launch's service, the first call on a
+///   connection just opened and a later one, against the same statements over raw libpq (see
+///   `PostgreSQLUpToDateCheck.swift`);
 /// - `postgresql-transform`: a row transform of every row of a table (1,000,000 at full size;
 ///   keyset batches of 1,000, one prepared `UPDATE` per row) against a raw libpq loop of the
 ///   same batches and updates, each side in a new session; timed, and its CPU time counted
@@ -29,7 +32,8 @@ import ThrowawayPostgreSQL
 ///   the baseline replays the batch sizes of the library's run before it.
 struct PostgreSQLWorkload {
     static let parts = [
-        "postgresql-steps", "postgresql-launch", "postgresql-replicas", "postgresql-transform", "postgresql-batched",
+        "postgresql-steps", "postgresql-launch", "postgresql-replicas", "postgresql-uptodate", "postgresql-transform",
+        "postgresql-batched",
     ]
 
     let parts: Set<String>
@@ -61,11 +65,12 @@ struct PostgreSQLWorkload {
         let connection = server.connectionString(database: "postgres")
         var results: [Measurement] = []
         if parts.contains("postgresql-steps") { results.append(try noOpSteps(connection)) }
-        if parts.contains("postgresql-launch") || parts.contains("postgresql-replicas") {
+        if parts.contains("postgresql-launch") || parts.contains("postgresql-replicas") || parts.contains("postgresql-uptodate") {
             let first = try Self.launchCoordinator(connection).run()
             precondition(first.steps.count == 100)
             if parts.contains("postgresql-launch") { results.append(try upToDateLaunch(connection)) }
             if parts.contains("postgresql-replicas") { results.append(try replicasStartup(connection)) }
+            if parts.contains("postgresql-uptodate") { results += try upToDateCheck(connection) }
         }
         if parts.contains("postgresql-transform") { results += try rowTransform(connection) }
         if parts.contains("postgresql-batched") { results += try batchedTransform(connection) }
@@ -116,9 +121,9 @@ extension PostgreSQLWorkload {
     }
 
     /// The service of the launch measurements: 100 migrations in schema `launch`.
-    private static func launchCoordinator(_ connection: String) throws -> MigrationCoordinator {
+    static func launchCoordinator(_ connection: String, store: PostgreSQLStore? = nil) throws -> MigrationCoordinator {
         let coordinator = MigrationCoordinator(appVersion: 100)
-        let manager = try coordinator.manager("service", store: PostgreSQLStore(connection, schema: "launch"))
+        let manager = try coordinator.manager("service", store: store ?? PostgreSQLStore(connection, schema: "launch"))
         for version in 1...100 { manager.register(Version(version)) { _ in } }
         return coordinator
     }

@@ -37,6 +37,30 @@ import TestSupport
         try startTogether(processes: 8, rounds: 1, name: "slow", options: ["--slow-library-step", "5.5", "--busy-timeout", "default"])
     }
 
+    /// One process's `library@2.0` holds the database's write lock far longer than the others'
+    /// busy timeout: each process that gives up waiting says which process held the lock, as
+    /// the file stores and PostgreSQL do (issue 20: no SQLite time-out named it, 0 of 7).
+    @Test func aSQLiteTimeOutNamesTheProcessHoldingTheLock() throws {
+        let directory = folder.file("busy")
+        let gate = folder.file("busy-gate")
+        let children = try (0..<8).map { _ in
+            try runner.start(
+                ["migrate", directory.path, "--wait-for", gate.path, "--slow-library-step", "6", "--busy-timeout", "0.5"],
+                logs: logs)
+        }
+        try Data().write(to: gate)
+        let exits = children.map { $0.wait(timeout: eventWaitBound) ?? $0.kill() }
+        let slow = try #require(
+            zip(children, exits).first { $0.1.stepOutcomes["library@2.0"] == "applied" }?.0,
+            "one process applies library@2.0: \(exits)")
+        let timedOut = exits.filter { $0.standardError.contains("SQLITE_BUSY") }
+        #expect(!timedOut.isEmpty, "the others wait longer than their busy timeout: \(exits)")
+        for exit in timedOut {
+            #expect(exit.status == 1, "\(exit)")
+            #expect(exit.standardError.contains("process \(slow.pid) kept the database locked longer than the busy timeout"), "\(exit)")
+        }
+    }
+
     /// Starts `processes` migrating one directory at the same moment, `rounds` times, and checks
     /// that every process succeeds, each step is applied by exactly one, and the stores end as a
     /// single uninterrupted process leaves them.

@@ -57,6 +57,11 @@ package struct CrashRunnerExecutable {
     }
 }
 
+/// How an older app's process ended in a rolling deploy; see ``ChildProcess/Exit/rollingDeployOutcome(appVersion:)``.
+package enum RollingDeployOutcome: Hashable {
+    case succeeded, refusedUnderTheLock, refusedAtPlanning
+}
+
 /// A child process started with `posix_spawn`, reaped only by ``wait(timeout:)``, so that its
 /// pid cannot be reused before we are done killing it.
 package final class ChildProcess {
@@ -82,6 +87,35 @@ package final class ChildProcess {
         /// The `level <manager> <level>` lines.
         package var levels: [String] {
             standardOutput.split(separator: "\n").filter { $0.hasPrefix("level ") }.map(String.init)
+        }
+
+        /// The levels the runner found under the store's lock: its `seen <step> <level>` lines,
+        /// and its `level <manager> <level>` lines (levels after the run).
+        package var levelsFound: [Version] {
+            standardOutput.split(separator: "\n").compactMap { line in
+                let fields = line.split(separator: " ")
+                guard fields.count == 3, fields[0] == "seen" || fields[0] == "level" else { return nil }
+                return Version(String(fields[2]))
+            }
+        }
+
+        /// How an app's process ended that raced a newer app's on one store (issue 20): it may
+        /// succeed only if no step of its own found the store past `appVersion`; otherwise it
+        /// fails with the newer-store error, under the lock (status 1, a failed step) or at
+        /// planning (status 2). `nil`, with an issue recorded, for anything else.
+        package func rollingDeployOutcome(appVersion: Version) -> RollingDeployOutcome? {
+            let refused = standardError.contains("past app version \(appVersion): a newer version of the app wrote it")
+            switch status {
+            case 0 where levelsFound.allSatisfy { $0 <= appVersion }:
+                return .succeeded
+            case 1 where refused && stepOutcomes.values.contains("failed"):
+                return .refusedUnderTheLock
+            case 2 where refused:
+                return .refusedAtPlanning
+            default:
+                Issue.record("app \(appVersion) raced a newer app: \(self)")
+                return nil
+            }
         }
 
         package var description: String {

@@ -133,7 +133,9 @@ extension MigrationManager {
                 case let .reset(appVersion):
                     return try StepExecutor.reset(name, in: store, newerThan: appVersion, source: source)
                 case let .appVersionChange(current):
-                    return try StepExecutor.appVersionChange(to: current, of: name, in: store, source: source) { previous, current in
+                    return try StepExecutor.appVersionChange(
+                        to: current, of: name, in: store, source: source, refusingNewerThan: newerThan
+                    ) { previous, current in
                         for hook in hooks { try hook(previous, current) }
                     }
                 }

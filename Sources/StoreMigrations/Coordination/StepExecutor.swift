@@ -184,13 +184,16 @@ package enum StepExecutor {
     }
 
     /// Runs `hook` once for app version `current` and records that version, so that of several
-    /// processes launching together only one runs it. A hook that throws records nothing.
+    /// processes launching together only one runs it. A hook that throws records nothing. Like a
+    /// migration's step, it fails when the record shows the store past `appVersion` (the last step
+    /// of an old replica's run must not report success on a store a newer one migrated).
     package static func appVersionChange<Store: MigrationStore>(
         to current: Version, of manager: String, in store: Store, source: StepSource = .standalone,
-        _ hook: (_ previous: Version?, _ current: Version) throws -> Void
+        refusingNewerThan appVersion: Version? = nil, _ hook: (_ previous: Version?, _ current: Version) throws -> Void
     ) throws -> StepOutcome {
         try store.transaction(TransactionRequest(migration: nil, source: source)) { records, _ in
             var record = records[manager] ?? MigrationRecord()
+            try refuseNewer(record, of: manager, in: store, than: appVersion)
             // A newer app's launch recorded its version meanwhile: an older one never writes over it.
             if let recorded = record.appVersion, recorded >= current { return .alreadyApplied(level: record.level) }
             try hook(record.appVersion, current)

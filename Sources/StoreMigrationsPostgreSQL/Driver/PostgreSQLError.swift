@@ -33,6 +33,12 @@ public struct PostgreSQLError: Error, Sendable, Hashable, CustomStringConvertibl
         /// Another session held the store's advisory lock past the store's lock timeout.
         /// `holderPID` is that session's server process id, read from `pg_locks`, when it could be.
         case lockTimeout(holderPID: Int32?)
+        /// A statement of the step waited for a table or row lock longer than the store's
+        /// `lock_timeout` in each of its `attempts` (see ``PostgreSQLStore/LockRetries``).
+        /// `blockerPID` and `blockerQuery` are the server process that held the lock and its
+        /// query (its last one, when it sits idle in a transaction), from `pg_blocking_pids` and
+        /// `pg_stat_activity`, when a second session could see them.
+        case tableLockTimeout(blockerPID: Int32?, blockerQuery: String?, attempts: Int)
         /// A table the store keeps its records in exists with columns the store does not know.
         case foreignStoreTable(table: String)
         /// A value read from a row does not convert to the type asked for.
@@ -97,6 +103,14 @@ public struct PostgreSQLError: Error, Sendable, Hashable, CustomStringConvertibl
         case .lockTimeout(let holder):
             text = "Timed out waiting for the migration lock of \(store): \(message)"
                 + (holder.map { "; it is held by the server process \($0) (pg_locks)" } ?? "") + "."
+        case .tableLockTimeout(let pid, let query, let attempts):
+            text = "A statement on \(store) waited for a lock longer than lock_timeout in each of \(attempts) "
+                + "attempt\(attempts == 1 ? "" : "s"): \(message)"
+            if let pid {
+                text += "; the lock is held by the server process \(pid)"
+                if let query { text += ", running `\(Self.abbreviated(query))`" }
+            }
+            text += "."
         case .foreignStoreTable(let table):
             text = "\(store) has a table \(table) that is not a StoreMigrations record table: \(message)."
         case .valueConversion:
@@ -143,6 +157,9 @@ public struct PostgreSQLError: Error, Sendable, Hashable, CustomStringConvertibl
                 : "Fix the migration; its step was rolled back with its schema changes and nothing was recorded."
         case .lockTimeout:
             return "Nothing was changed. Another replica is migrating this database: wait for it, or raise the store's lockTimeout."
+        case .tableLockTimeout(let pid, _, _):
+            return "The step was rolled back and nothing was recorded: run the migrations again once "
+                + (pid.map { "the server process \($0)" } ?? "the session holding the lock") + " has finished its query."
         case .foreignStoreTable:
             return "Nothing was changed. Rename or drop that table, or give the store another schema."
         case .valueConversion:

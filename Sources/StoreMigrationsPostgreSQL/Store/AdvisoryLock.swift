@@ -63,10 +63,13 @@ struct AdvisoryLock: Sendable {
 
     /// Opens a transaction on `connection` holding the lock, waiting as the type describes; a
     /// batch (`yielding`) first lets in a waiter that announced itself.
+    /// `setting` (a `SET LOCAL` statement) is sent with the lock's poll, costing no round trip.
     func beginLockedTransaction(
-        on connection: PostgreSQLConnection, waiting: TransactionRequest? = nil, yielding: Bool = false
+        on connection: PostgreSQLConnection, waiting: TransactionRequest? = nil, yielding: Bool = false,
+        setting: String? = nil
     ) throws {
-        let sql = "BEGIN ISOLATION LEVEL READ COMMITTED; SELECT pg_try_advisory_xact_lock(\(key))"
+        let sql = "BEGIN ISOLATION LEVEL READ COMMITTED; " + (setting.map { $0 + "; " } ?? "")
+            + "SELECT pg_try_advisory_xact_lock(\(key))"
         if yielding {
             // One round trip, as without waiters: the lock, and whether another session waits.
             let row = try connection.queryEach(

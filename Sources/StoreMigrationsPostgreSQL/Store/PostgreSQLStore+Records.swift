@@ -27,21 +27,29 @@ extension PostgreSQLStore {
     }
 
     /// Every manager's record, in one round trip; inside the caller's transaction, or (`snapshot`)
-    /// in a read-only repeatable-read transaction of its own.
+    /// in a read-only repeatable-read transaction of its own. `columnsMayBeMissing`: the tables
+    /// may be an older release's, without `progress` or the history's names and fingerprints;
+    /// such columns are read through the row's JSON, which names no column that may not exist.
     func records(
-        in db: PostgreSQLConnection, hasHistory: Bool = true, hasProgress: Bool = true, hasLabels: Bool = true,
-        snapshot: Bool = false
+        in db: PostgreSQLConnection, hasHistory: Bool = true, columnsMayBeMissing: Bool = false, snapshot: Bool = false
     ) throws -> [String: MigrationRecord] {
+        let progressColumn = columnsMayBeMissing ? "to_jsonb(l) ->> 'progress'" : "progress"
         var statements = [
-            "SELECT manager, level, app_version, baseline, \(hasProgress ? "progress" : "NULL") FROM \(qualified(Self.levelsTable))"
+            "SELECT manager, level, app_version, baseline, \(progressColumn) FROM \(qualified(Self.levelsTable)) l"
         ]
         // The whole history, every time: a copy kept between reads could miss a row changed in
-        // place by another program, and the step executor trusts this read.
+        // place by another program, and the step executor trusts this read. In `id` order; for
+        // planning, sorted here: there the connection is often new, and an `ORDER BY` made the
+        // server plan the primary key's index with cold caches, a third of the read's time (the
+        // rows come in that order nearly always). A step's read, on a connection past its first,
+        // leaves the order to the server, which costs it nothing then.
         if hasHistory {
+            let labels = columnsMayBeMissing ? "j ->> 'name', j ->> 'fingerprint'" : "name, fingerprint"
+            let from = columnsMayBeMissing
+                ? "\(qualified(Self.historyTable)) h, LATERAL to_jsonb(h) j" : qualified(Self.historyTable)
             statements.append("""
-                SELECT manager, version, extract(epoch FROM applied_at)::float8, duration_seconds,
-                    \(hasLabels ? "name, fingerprint" : "NULL::text, NULL::text")
-                FROM \(qualified(Self.historyTable)) ORDER BY id
+                SELECT manager, version, extract(epoch FROM applied_at)::float8, duration_seconds, \(labels)\(snapshot ? ", id" : "")
+                FROM \(from)\(snapshot ? "" : " ORDER BY id")
                 """)
         }
         if snapshot {
@@ -65,7 +73,14 @@ extension PostgreSQLStore {
                 inProgress: try progress(row[4], of: manager))
         }
         if hasHistory {
-            for row in results[offset + 1] {
+            var history = results[offset + 1]
+            if snapshot {
+                let ids = try history.map { try $0[6] as Int64 }
+                if zip(ids, ids.dropFirst()).contains(where: { $0 > $1 }) {
+                    history = zip(ids, history).sorted { $0.0 < $1.0 }.map(\.1)
+                }
+            }
+            for row in history {
                 let manager: String = try row[0]
                 guard let version = try version(row[1], column: "version in \(Self.historyTable)", of: manager) else { continue }
                 let seconds: Double? = try row[2]

@@ -41,6 +41,13 @@ import StoreMigrations
 /// ``PostgreSQLError`` ``PostgreSQLError/Kind-swift.enum/lockTimeout(holderPID:)`` naming the
 /// holder's server process id from `pg_locks`.
 ///
+/// ## Table locks
+///
+/// A step's statements wait for table locks under a short `lock_timeout` (``lockRetries``, 2 s
+/// by default): an `ALTER TABLE` behind a long query gives up its place in the table's lock
+/// queue rather than stalling every query after it, and the step is tried again with backoff;
+/// see ``LockRetries``. A migration registered with ``LockRetries/off`` waits as long as it takes.
+///
 /// ## Non-transactional steps
 ///
 /// A migration registered with ``/StoreMigrations/TransactionMode/none`` (for `CREATE INDEX CONCURRENTLY`,
@@ -95,6 +102,9 @@ public final class PostgreSQLStore: MigrationStore, @unchecked Sendable {
     public let lockTimeout: Duration
     /// The session's `statement_timeout` for migration statements, or `nil` for the server's.
     public let statementTimeout: Duration?
+    /// How a step's statements wait for table locks, unless the migration was registered with
+    /// its own (``StoreMigrations/MigrationManager/register(_:dependsOn:lockRetries:_:)-(_,_,_,Body)``).
+    public let lockRetries: LockRetries
     /// How often the server checks, during a long statement, that the replica is still
     /// connected (`client_connection_check_interval`, PostgreSQL 14+).
     public let livenessCheckInterval: Duration
@@ -130,11 +140,13 @@ public final class PostgreSQLStore: MigrationStore, @unchecked Sendable {
     ///   - lockTimeout: How long a step waits for another replica's step.
     ///   - statementTimeout: `statement_timeout` for migration statements; `nil` keeps the server's.
     ///   - livenessCheckInterval: `client_connection_check_interval` for the store's sessions.
+    ///   - lockRetries: How a step's statements wait for table locks; see ``LockRetries``.
     /// - Throws: ``PostgreSQLError`` with ``PostgreSQLError/Kind-swift.enum/invalidConnectionString``
     ///   when the string does not parse.
     public init(
         _ connectionString: String, schema: String = "public", lockTimeout: Duration = .seconds(120),
-        statementTimeout: Duration? = nil, livenessCheckInterval: Duration = .seconds(1)
+        statementTimeout: Duration? = nil, livenessCheckInterval: Duration = .seconds(1),
+        lockRetries: LockRetries = .standard
     ) throws {
         var errorMessage: UnsafeMutablePointer<CChar>?
         guard let options = PQconninfoParse(connectionString, &errorMessage) else {
@@ -167,6 +179,7 @@ public final class PostgreSQLStore: MigrationStore, @unchecked Sendable {
         self.lockTimeout = lockTimeout
         self.statementTimeout = statementTimeout
         self.livenessCheckInterval = livenessCheckInterval
+        self.lockRetries = lockRetries
         name = "PostgreSQL database \(database) on \(host):\(port), schema \(schema)"
         identityValue = "\(host):\(port)/\(database)/\(schema)"
         advisoryLock = AdvisoryLock(schema: schema, table: Self.levelsTable, timeout: lockTimeout)
@@ -180,7 +193,7 @@ public final class PostgreSQLStore: MigrationStore, @unchecked Sendable {
     public convenience init(
         host: String = "localhost", port: Int = 5432, database: String, user: String? = nil, password: String? = nil,
         schema: String = "public", lockTimeout: Duration = .seconds(120), statementTimeout: Duration? = nil,
-        livenessCheckInterval: Duration = .seconds(1)
+        livenessCheckInterval: Duration = .seconds(1), lockRetries: LockRetries = .standard
     ) throws {
         var pairs = [("host", host), ("port", String(port)), ("dbname", database)]
         if let user { pairs.append(("user", user)) }
@@ -190,7 +203,7 @@ public final class PostgreSQLStore: MigrationStore, @unchecked Sendable {
         }
         try self.init(
             pairs.map { "\($0.0)=\(quote($0.1))" }.joined(separator: " "), schema: schema, lockTimeout: lockTimeout,
-            statementTimeout: statementTimeout, livenessCheckInterval: livenessCheckInterval)
+            statementTimeout: statementTimeout, livenessCheckInterval: livenessCheckInterval, lockRetries: lockRetries)
     }
 
     /// The database, server and schema, never the password.
@@ -208,24 +221,19 @@ public final class PostgreSQLStore: MigrationStore, @unchecked Sendable {
     public func readRecords() throws -> [String: MigrationRecord] {
         try withConnection { db in
             guard !db.isInTransaction else { return try records(in: db) }
-            // The catalog first, so that reading a table that is not there (a first deployment,
-            // or an older release's levels table without `progress`) leaves no ERROR line in
-            // the server's log for operators to be alerted by.
+            // The catalog first, so that reading a table that is not there (a first deployment)
+            // leaves no ERROR line in the server's log for operators to be alerted by. Only
+            // `to_regclass`: on a new connection, where the server's catalog caches are cold,
+            // a look-up of the `progress` column in `pg_attribute` cost more than this and the
+            // records together (an older release's levels table has no `progress`: the records'
+            // read takes it from the row as JSON, which lacks it then rather than failing).
             let catalog = try db.query(
-                """
-                SELECT to_regclass($1) IS NOT NULL, to_regclass($2) IS NOT NULL,
-                    EXISTS (SELECT 1 FROM pg_attribute
-                            WHERE attrelid = to_regclass($1) AND attname = 'progress' AND NOT attisdropped),
-                    EXISTS (SELECT 1 FROM pg_attribute
-                            WHERE attrelid = to_regclass($2) AND attname = 'fingerprint' AND NOT attisdropped)
-                """,
+                "SELECT to_regclass($1) IS NOT NULL, to_regclass($2) IS NOT NULL",
                 [.text(qualified(Self.levelsTable)), .text(qualified(Self.historyTable))])
             guard let row = catalog.first, try row[0] as Bool else { return [:] }
             let hasHistory: Bool = try row[1]
-            let hasProgress: Bool = try row[2]
-            let hasLabels: Bool = try row[3]
             do {
-                return try records(in: db, hasHistory: hasHistory, hasProgress: hasProgress, hasLabels: hasLabels, snapshot: true)
+                return try records(in: db, hasHistory: hasHistory, columnsMayBeMissing: true, snapshot: true)
             } catch {
                 abandon(db)
                 throw error
@@ -248,45 +256,95 @@ public final class PostgreSQLStore: MigrationStore, @unchecked Sendable {
             guard !db.isInTransaction else {
                 throw db.misuse("a migration step cannot start inside a migration body or a read; return from it first")
             }
-            do {
-                if request.isBatch && !db.storeTablesExist {
-                    // A batch may not change the schema, and the guard would count the store's own
-                    // tables as a change: they get a transaction of their own first.
-                    try advisoryLock.beginLockedTransaction(on: db, waiting: request)
-                    try createStoreTables(db)
-                    try db.execute("COMMIT")
-                    db.storeTablesExist = true
-                }
-                try advisoryLock.beginLockedTransaction(on: db, waiting: request, yielding: request.isBatch)
-                if !db.storeTablesExist { try createStoreTables(db) }
-                let before = try records(in: db)
-                var records = before
-                // The body gets its own reference: reassigning it cannot swap the store's connection.
-                var content = db
-                let statementGuard = try StatementGuard(refusesSchemaChanges: request.isBatch, on: db)
-                db.statementGuard = statementGuard
-                let result: T
+            // Batches change no schema and carry their own state from one to the next: they wait.
+            let retries = request.isBatch ? .off : request.options[LockRetriesOption.self] ?? lockRetries
+            guard let lockTimeout = retries.lockTimeout else { return try attempt(request, on: db, body) }
+            let setting = "SET LOCAL lock_timeout = '\(Self.milliseconds(lockTimeout))ms'"
+            var timeOuts = 0
+            var lastBlocker: BlockerWatch.Blocker?
+            while true {
+                // Watched from when the advisory lock is held: a wait for it is no table lock's.
+                var watch: BlockerWatch?
+                let locked = { watch = BlockerWatch(pid: db.serverProcessID, parameters: self.parameters, store: self.name, after: lockTimeout / 2) }
                 do {
-                    defer { db.statementGuard = nil }
-                    result = try body(&records, &content)
+                    let result = try attempt(request, on: db, setting: setting, locked: locked, body)
+                    _ = watch?.stop()
+                    return result
+                } catch let error as PostgreSQLError where error.sqlState == "55P03" {
+                    // The last one seen: a try that timed out before its watch connected saw none.
+                    let blocker = watch?.stop() ?? lastBlocker
+                    lastBlocker = blocker
+                    timeOuts += 1
+                    guard timeOuts <= retries.retries else {
+                        throw PostgreSQLError(
+                            kind: .tableLockTimeout(blockerPID: blocker?.pid, blockerQuery: blocker?.query, attempts: timeOuts),
+                            sqlState: error.sqlState, message: error.message, sql: error.sql, store: name)
+                    }
+                    request.waiting(StoreWait(
+                        store: name, lock: "a lock of `\(error.sql.map(Self.firstLine) ?? "a statement")` (lock_timeout "
+                            + "\(Self.milliseconds(lockTimeout)) ms; retry \(timeOuts) of \(retries.retries))",
+                        holderProcessID: blocker?.pid))
+                    Thread.sleep(forTimeInterval: retries.pause(after: timeOuts).seconds)
                 } catch {
-                    // The guard's error first: the body's own error (or its catching one) came after it.
-                    try statementGuard.checkOpen()
+                    _ = watch?.stop()
                     throw error
                 }
-                try statementGuard.checkOpen()
-                try checkTransactionIntact(db)
-                try statementGuard.bodyDone(on: db)
-                if records != before { try write(records, over: before, in: db) }
-                try db.execute("COMMIT")
-                db.storeTablesExist = true
-                db.deallocateStaleStatements()
-                return result
-            } catch {
-                abandon(db)
-                throw error
             }
         }
+    }
+
+    /// One try of a step: `BEGIN`, the advisory lock (and `setting`; then `locked` is called),
+    /// the records, the body, the records again, `COMMIT`; everything rolled back when anything
+    /// throws.
+    private func attempt<T>(
+        _ request: TransactionRequest, on db: PostgreSQLConnection, setting: String? = nil, locked: () -> Void = {},
+        _ body: (inout [String: MigrationRecord], inout PostgreSQLConnection) throws -> T
+    ) throws -> T {
+        do {
+            if request.isBatch && !db.storeTablesExist {
+                // A batch may not change the schema, and the guard would count the store's own
+                // tables as a change: they get a transaction of their own first.
+                try advisoryLock.beginLockedTransaction(on: db, waiting: request)
+                try createStoreTables(db)
+                try db.execute("COMMIT")
+                db.storeTablesExist = true
+            }
+            try advisoryLock.beginLockedTransaction(on: db, waiting: request, yielding: request.isBatch, setting: setting)
+            locked()
+            if !db.storeTablesExist { try createStoreTables(db) }
+            let before = try records(in: db)
+            var records = before
+            // The body gets its own reference: reassigning it cannot swap the store's connection.
+            var content = db
+            let statementGuard = try StatementGuard(refusesSchemaChanges: request.isBatch, on: db)
+            db.statementGuard = statementGuard
+            let result: T
+            do {
+                defer { db.statementGuard = nil }
+                result = try body(&records, &content)
+            } catch {
+                // The guard's error first: the body's own error (or its catching one) came after it.
+                try statementGuard.checkOpen()
+                throw error
+            }
+            try statementGuard.checkOpen()
+            try checkTransactionIntact(db)
+            try statementGuard.bodyDone(on: db)
+            if records != before { try write(records, over: before, in: db) }
+            try db.execute("COMMIT")
+            db.storeTablesExist = true
+            db.deallocateStaleStatements()
+            return result
+        } catch {
+            abandon(db)
+            throw error
+        }
+    }
+
+    /// The first line of a statement, for a wait's description.
+    private static func firstLine(_ sql: String) -> String {
+        let line = sql.split(whereSeparator: \.isNewline).first.map(String.init) ?? sql
+        return line.count > 80 ? String(line.prefix(80)) + "…" : line
     }
 
     /// ``transaction(_:_:)`` for ``/StoreMigrations/TransactionMode/none``.

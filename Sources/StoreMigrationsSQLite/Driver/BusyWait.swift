@@ -24,9 +24,32 @@ final class BusyWait {
     private var started = ContinuousClock.now
     /// Told when a wait begins, while ``reportingWaits(to:_:)`` runs.
     private var onWait: (() -> Void)?
+    /// The database file whose locks are waited for.
+    private let path: String
+    /// The process that held the lock when the last wait gave up, kept for the `SQLITE_BUSY`
+    /// error the statement fails with next: by the time the error is made, the holder may be gone.
+    private var holderWhenGivenUp: Int32?
 
-    init(timeout: TimeInterval) {
+    init(timeout: TimeInterval, path: String) {
         self.timeout = max(0, timeout)
+        self.path = path
+    }
+
+    /// The process holding the database's write lock (the WAL writer's lock in the `-shm` file,
+    /// or the rollback journal's reserved byte), where the system tells.
+    var writeLockHolder: Int32? {
+        // The byte offsets are SQLite's file format: WAL_WRITE_LOCK is byte 120 of the shared
+        // memory file, RESERVED_BYTE is the byte after PENDING_BYTE (0x40000000) of the database.
+        LockOwner.processID(onFileAt: path + "-shm", coveringByte: 120)
+            ?? LockOwner.processID(onFileAt: path, coveringByte: 0x4000_0001)
+    }
+
+    /// The holder for an `SQLITE_BUSY` error: the one seen when the wait gave up, else (SQLite
+    /// refuses some waits at once, without asking the handler) the one holding the lock now.
+    /// Each give-up names its holder to one error only.
+    func takeHolder() -> Int32? {
+        defer { holderWhenGivenUp = nil }
+        return holderWhenGivenUp ?? writeLockHolder
     }
 
     /// Whether to try again after the `count`-th refusal (from 0) of one wait, after a pause.
@@ -35,10 +58,14 @@ final class BusyWait {
         if count == 0 {
             started = now
             waits += 1
+            holderWhenGivenUp = nil
             onWait?()
         }
         let remaining = timeout - (now - started).seconds
-        guard remaining > 0 else { return false }
+        guard remaining > 0 else {
+            holderWhenGivenUp = writeLockHolder
+            return false
+        }
         let pause = min(0.001 * pow(2, Double(min(count, 6))), 0.05, remaining)
         Thread.sleep(forTimeInterval: pause)
         return true
@@ -57,14 +84,8 @@ final class BusyWait {
 }
 
 extension Database {
-    /// The process holding this database's write lock (the WAL writer's lock in the `-shm` file,
-    /// or the rollback journal's reserved byte), where the system tells.
-    var writeLockHolder: Int32? {
-        // The byte offsets are SQLite's file format: WAL_WRITE_LOCK is byte 120 of the shared
-        // memory file, RESERVED_BYTE is the byte after PENDING_BYTE (0x40000000) of the database.
-        LockOwner.processID(onFileAt: path + "-shm", coveringByte: 120)
-            ?? LockOwner.processID(onFileAt: path, coveringByte: 0x4000_0001)
-    }
+    /// The process holding this database's write lock, where the system tells.
+    var writeLockHolder: Int32? { busyWait.writeLockHolder }
 
     /// Installs the connection's ``BusyWait`` as SQLite's busy handler, replacing whatever a
     /// body's `PRAGMA busy_timeout` put there.

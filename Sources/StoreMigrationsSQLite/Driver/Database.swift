@@ -82,7 +82,7 @@ public final class Database {
         }
         self.handle = handle
         self.path = path
-        busyWait = BusyWait(timeout: busyTimeout)
+        busyWait = BusyWait(timeout: busyTimeout, path: path)
         sqlite3_extended_result_codes(handle, 1)
         installBusyHandler()
         switch mode {
@@ -309,7 +309,7 @@ public final class Database {
         }
         return SQLiteError(
             extendedCode: status, message: String(cString: sqlite3_errmsg(handle)), sql: sql, path: path,
-            circumstance: circumstance)
+            circumstance: circumstance, holderProcessID: status & 0xFF == SQLITE_BUSY ? busyWait.takeHolder() : nil)
     }
 
     /// An error this wrapper reports on SQLite's behalf, with SQLite's code for its kind.

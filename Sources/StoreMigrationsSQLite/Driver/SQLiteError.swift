@@ -32,6 +32,10 @@ public struct SQLiteError: Error, Sendable, Hashable, CustomStringConvertible, L
     /// The rows left pointing at missing parents, when a foreign-key check failed; otherwise
     /// empty. At most ``maximumReportedViolations`` are listed.
     public let foreignKeyViolations: [ForeignKeyViolation]
+    /// For `SQLITE_BUSY`, the process that held the database's write lock when the wait gave up,
+    /// where the system tells (Linux's `/proc/locks`); `nil` otherwise. It may be this process,
+    /// through another connection.
+    public let holderProcessID: Int32?
 
     /// How many foreign-key violations an error lists at most, so that a broken table of
     /// millions of rows does not make an error of millions of lines.
@@ -46,7 +50,8 @@ public struct SQLiteError: Error, Sendable, Hashable, CustomStringConvertible, L
         case rolledBackTransaction
     }
 
-    /// Chooses the advice only: two errors are equal when SQLite reported the same thing.
+    /// Chooses the advice only: two errors are equal when SQLite reported the same thing (the
+    /// holder, read from the system, is left out too).
     let circumstance: Circumstance?
 
     public static func == (lhs: SQLiteError, rhs: SQLiteError) -> Bool {
@@ -64,7 +69,8 @@ public struct SQLiteError: Error, Sendable, Hashable, CustomStringConvertible, L
 
     init(
         extendedCode: Int32, message: String, sql: String?, path: String,
-        foreignKeyViolations: [ForeignKeyViolation] = [], circumstance: Circumstance? = nil
+        foreignKeyViolations: [ForeignKeyViolation] = [], circumstance: Circumstance? = nil,
+        holderProcessID: Int32? = nil
     ) {
         self.code = extendedCode & 0xFF
         self.extendedCode = extendedCode
@@ -73,6 +79,7 @@ public struct SQLiteError: Error, Sendable, Hashable, CustomStringConvertible, L
         self.path = path
         self.foreignKeyViolations = foreignKeyViolations
         self.circumstance = circumstance
+        self.holderProcessID = holderProcessID
     }
 
     /// The file is not a SQLite database (`SQLITE_NOTADB`), or is encrypted.
@@ -111,7 +118,7 @@ public struct SQLiteError: Error, Sendable, Hashable, CustomStringConvertible, L
             return "The file is not a SQLite database, or it is encrypted. It was left untouched: "
                 + "restore it from a backup or move it aside, then launch again."
         case SQLITE_BUSY:
-            return "Another connection or process kept the database locked longer than the busy "
+            return "\(holder) kept the database locked longer than the busy "
                 + "timeout. Nothing was changed. End long transactions elsewhere or raise the "
                 + "store's busyTimeout, then try again."
         case SQLITE_LOCKED:
@@ -148,6 +155,14 @@ public struct SQLiteError: Error, Sendable, Hashable, CustomStringConvertible, L
             return "Fix the code that reads or binds the values."
         default:
             return "Check the statement and the schema it expects."
+        }
+    }
+
+    private var holder: String {
+        switch holderProcessID {
+        case nil: return "Another connection or process"
+        case getpid(): return "Another connection of this process (pid \(getpid()))"
+        case let pid?: return "The process \(pid)"
         }
     }
 

@@ -14,6 +14,7 @@ import StoreMigrationsSQLite
 /// CrashRunner step <dir> <prefs|thumbnails>
 /// CrashRunner batched <dir> <rows> <batch rows>
 /// CrashRunner mapped <dir> <rows> <batch rows>
+/// CrashRunner rolling <dir> <prefs|library> <app version> <gate>
 /// ```
 ///
 /// `migrate` runs the ``Scenario`` and prints one `step <id> <outcome>` line per step, then one
@@ -31,7 +32,9 @@ import StoreMigrationsSQLite
 /// 2.0), meeting the process that creates `theirs` while planning and pausing `DELAY` seconds
 /// after that. `step` applies one migration to one file store, for tests that trace the system
 /// calls of a step. `batched` runs the ``BatchedScenario``, a resumable row transform; `mapped`
-/// the ``MappedScenario``, a resumable schema migration with an entity mapping.
+/// the ``MappedScenario``, a resumable schema migration with an entity mapping. `rolling`
+/// waits for `gate`, then runs the ``RollingScenario`` as app `<app version>`, and prints a
+/// `seen <step> <level>` line for each step it found applied, with the level it read under the lock.
 ///
 /// Exit status: 0 when every step applied, 1 when a step failed, 2 when the run could not
 /// start (planning or a store's level failed), 64 for bad arguments. Errors go to stderr.
@@ -100,6 +103,11 @@ struct CrashRunner {
             case "mapped":
                 guard arguments.count == 2, let rows = Int(arguments[0]), let batchRows = Int(arguments[1]) else { usage() }
                 coordinator = try MappedScenario(directory: directory, rows: rows, batchRows: batchRows).coordinator()
+            case "rolling":
+                guard arguments.count == 3, let store = RollingScenario.Store(rawValue: arguments[0]),
+                      let appVersion = Version(arguments[1]) else { usage() }
+                coordinator = try RollingScenario(directory: directory, store: store, appVersion: appVersion).coordinator()
+                try waitForFile(URL(fileURLWithPath: arguments[2]), seconds: eventWaitBound)
             case "cache-reset":
                 guard (3...4).contains(arguments.count) else { usage() }
                 var reset = CacheResetScenario(
@@ -185,6 +193,7 @@ struct CrashRunner {
             case .deferred: outcome = "deferred"
             }
             lines.append("step \(step.step.id) \(outcome)")
+            if case .alreadyApplied(let level?) = step.outcome { lines.append("seen \(step.step.id) \(level)") }
         }
         for manager in report.managers {
             lines.append("level \(manager.name) \(manager.levelAfter?.description ?? "none")")
@@ -207,6 +216,7 @@ struct CrashRunner {
                    CrashRunner step <dir> <prefs|thumbnails>
                    CrashRunner batched <dir> <rows> <batch rows>
                    CrashRunner mapped <dir> <rows> <batch rows>
+                   CrashRunner rolling <dir> <prefs|library> <app version> <gate>
 
             """.utf8))
         exit(64)

@@ -8,16 +8,17 @@ import StoreMigrationsPostgreSQL
 /// tests start it, several at once, and kill it.
 ///
 /// ```
-/// ReplicaRunner <columns|index-builder|waiter|batched> <connection-string> [--steps N] [--sleep-ms MS]
+/// ReplicaRunner <columns|index-builder|waiter|batched|rolling> <connection-string> [--steps N] [--sleep-ms MS]
 ///     [--rows N] [--hold-ms MS] [--marker FILE] [--lock-timeout SECONDS] [--wait-for GATE]
-///     [--batch-rows N] [--row-sleep-us US]
+///     [--batch-rows N] [--row-sleep-us US] [--app-version VERSION]
 /// ```
 ///
 /// The connection string (key=value pairs) gets `application_name=replica-<pid>`, so that a
 /// test can map the server process holding a lock (`pg_locks`) to the replica process to kill.
 /// With `--wait-for`, the replica first waits for the file `GATE` to exist, so that several can
 /// start at the same moment. It prints one `step <id> <outcome>` line per step, then one
-/// `level <manager> <level>` line per manager; a run that leaves deferred work waits for its
+/// `level <manager> <level>` line per manager (and a `seen <step> <level>` line for each step
+/// found applied, with the level read under the lock); a run that leaves deferred work waits for its
 /// background run and prints that run's lines after the launch's. Exit status: 0 when every step applied or was
 /// found applied, 1 when a step failed, 2 when the run could not start, 64 for bad arguments.
 @main
@@ -40,6 +41,9 @@ struct ReplicaRunner {
             case ("--row-sleep-us", let microseconds?): scenario.rowSleepMicroseconds = microseconds
             case ("--marker", _): scenario.marker = URL(fileURLWithPath: value)
             case ("--wait-for", _): gate = URL(fileURLWithPath: value)
+            case ("--app-version", _):
+                guard let version = Version(value) else { usage() }
+                scenario.appVersion = version
             default: usage()
             }
         }
@@ -79,6 +83,7 @@ struct ReplicaRunner {
             case .deferred: outcome = "deferred"
             }
             lines.append("step \(step.step.id) \(outcome)")
+            if case .alreadyApplied(let level?) = step.outcome { lines.append("seen \(step.step.id) \(level)") }
         }
         for manager in report.managers {
             lines.append("level \(manager.name) \(manager.levelAfter?.description ?? "none")")
@@ -103,9 +108,9 @@ struct ReplicaRunner {
 
     private static func usage() -> Never {
         FileHandle.standardError.write(Data("""
-            usage: ReplicaRunner <columns|index-builder|waiter|batched> <connection-string> [--steps N] [--sleep-ms MS]
+            usage: ReplicaRunner <columns|index-builder|waiter|batched|rolling> <connection-string> [--steps N] [--sleep-ms MS]
                        [--rows N] [--hold-ms MS] [--marker FILE] [--lock-timeout SECONDS] [--wait-for GATE]
-                       [--batch-rows N] [--row-sleep-us US]
+                       [--batch-rows N] [--row-sleep-us US] [--app-version VERSION]
 
             """.utf8))
         exit(64)

@@ -16,12 +16,15 @@ import StoreMigrationsPostgreSQL
 ///   lock for `holdMilliseconds`, then runs `CREATE INDEX CONCURRENTLY`.
 /// - `waiter`: manager `audit` on the same store, transactional steps `1.0` (creates
 ///   `audit_log`) and `2.0` (logs a row): they wait for the index builder's lock.
+/// - `rolling`: manager `app` of a rolling deploy, as app `appVersion` (`--app-version`): app
+///   1.0 registers `0.1` … `1.0`, app 2.0 those and `1.1` … `2.0`; each step logs a row
+///   `(version, app)` to `runs`, so a version logged twice ran twice; an app-version hook.
 /// - `batched`: manager `service`: `1` creates `item(id, value, calls)` with `rows` rows;
 ///   `2`, deferred, rewrites them in batches of `batchRows` with a transform that is not
 ///   idempotent (`value * 2 + 1`, `calls + 1`) and sleeps `rowSleepMicroseconds` a row, in the
 ///   batch's transaction, so that a kill can land mid-batch.
 struct ReplicaScenario {
-    enum Kind: String { case columns, indexBuilder = "index-builder", waiter, batched }
+    enum Kind: String { case columns, indexBuilder = "index-builder", waiter, batched, rolling }
 
     var kind: Kind
     var connectionString: String
@@ -34,10 +37,15 @@ struct ReplicaScenario {
     var batchRows = 20
     var rowSleepMicroseconds = 0
 
-    static let appVersion: Version = "100"
+    var appVersion: Version = "100"
+
+    /// The versions a `rolling` replica of app `appVersion` registers.
+    static func rollingVersions(upTo appVersion: Version) -> [Version] {
+        (1...20).compactMap { Version("\($0 / 10).\($0 % 10)") }.filter { $0 <= appVersion }
+    }
 
     func coordinator() throws -> MigrationCoordinator {
-        let coordinator = MigrationCoordinator(appVersion: Self.appVersion)
+        let coordinator = MigrationCoordinator(appVersion: appVersion)
         let store = try PostgreSQLStore(connectionString, lockTimeout: lockTimeout)
         switch kind {
         case .columns:
@@ -79,6 +87,17 @@ struct ReplicaScenario {
                 let value: Int64 = try row["value"], calls: Int64 = try row["calls"]
                 return ["value": .integer(value * 2 + 1), "calls": .integer(calls + 1)]
             }
+        case .rolling:
+            let app = try coordinator.manager("app", store: store)
+            let appVersion = appVersion
+            for version in Self.rollingVersions(upTo: appVersion) {
+                app.register(version) { db in
+                    try db.execute("CREATE TABLE IF NOT EXISTS runs(version text NOT NULL, app text NOT NULL)")
+                    _ = try db.execute(
+                        "INSERT INTO runs(version, app) VALUES ($1, $2)", [.text(version.description), .text(appVersion.description)])
+                }
+            }
+            app.onAppVersionChange { _, _ in }
         case .waiter:
             let audit = try coordinator.manager("audit", store: store)
             audit.register("1.0") { db in

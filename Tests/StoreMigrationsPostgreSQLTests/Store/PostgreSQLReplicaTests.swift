@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @testable import StoreMigrations
 @testable import StoreMigrationsPostgreSQL
+@testable import ReplicaRunner
 import TestSupport
 
 #if canImport(Glibc)
@@ -35,6 +36,55 @@ import Glibc
             }
             logCounts = counts
             (level, history) = try database.record(of: "service")
+        }
+    }
+
+    /// A rolling deploy (issue 20): two replicas of app 1.0 and two of app 2.0 started together,
+    /// eight times. No 1.0 replica returns success after a step of its own found the database
+    /// past 1.0 under the lock; each step runs once; the record ends at app version 2.0; a 1.0
+    /// replica launched afterwards is refused and changes no row.
+    @Test func oldAndNewReplicasOfARollingDeployRaced() throws {
+        var outcomes: [RollingDeployOutcome: Int] = [:]
+        for trial in 1...8 {
+            let database = try PostgreSQLTestDatabase()
+            let gate = folder.file("rolling-gate-\(trial)")
+            let apps = ["1.0", "2.0", "1.0", "2.0"]
+            let replicas = try apps.map { app in
+                try runner.start(
+                    ["rolling", database.connectionString, "--app-version", app, "--wait-for", gate.path], logs: folder.url)
+            }
+            try Data().write(to: gate)
+            let exits = replicas.map { $0.wait(timeout: eventWaitBound) ?? $0.kill() }
+            for (app, exit) in zip(apps, exits) {
+                if app == "2.0" {
+                    #expect(exit.succeeded, "trial \(trial): \(exit)")
+                } else if let outcome = exit.rollingDeployOutcome(appVersion: "1.0") {
+                    outcomes[outcome, default: 0] += 1
+                }
+            }
+            let db = try database.connect()
+            var runs: [String: Int] = [:]
+            for row in try db.query("SELECT version, count(*) FROM runs GROUP BY version") {
+                runs[try row[0] as String] = try row[1] as Int
+            }
+            let every = ReplicaScenario.rollingVersions(upTo: "2.0").map(\.description)
+            #expect(runs == Dictionary(uniqueKeysWithValues: every.map { ($0, 1) }), "trial \(trial)")
+            #expect(try database.record(of: "app").level == "2.0")
+            #expect(try db.scalar("SELECT app_version FROM store_migrations_levels WHERE manager = 'app'", as: String.self) == "2.0")
+
+            let before = try rows(of: database)
+            let relaunch = try #require(try runner.start(
+                ["rolling", database.connectionString, "--app-version", "1.0"], logs: folder.url).wait(timeout: eventWaitBound))
+            #expect(relaunch.rollingDeployOutcome(appVersion: "1.0") == .refusedAtPlanning, "trial \(trial)")
+            #expect(try rows(of: database) == before, "trial \(trial): the refused relaunch changed no row")
+        }
+        print("PostgreSQLReplicaTests rolling deploy: app 1.0 replicas \(outcomes)")
+    }
+
+    /// Every row of the store's tables and of `runs`, as text, in a stable order.
+    func rows(of database: PostgreSQLTestDatabase) throws -> [String] {
+        try ["store_migrations_levels", "store_migrations_history", "runs"].map { table in
+            try database.connect().scalar("SELECT string_agg(t::text, ';' ORDER BY t::text) FROM \(table) t", as: String.self) ?? ""
         }
     }
 
@@ -337,6 +387,33 @@ import Glibc
         try Data().write(to: gate)
         for exit in replicas.map({ $0.wait(timeout: 120) ?? $0.kill() }) { #expect(exit.succeeded, "\(exit)") }
         #expect(try database.record(of: "service").history == ["1", "2", "3", "4", "5"])
+        let log = try String(contentsOf: server.logFile, encoding: .utf8)
+        #expect(log.contains("database system is ready to accept connections"), "not the server's log: \(log)")
+        let errors = log.split(separator: "\n").filter { $0.contains("ERROR:") }
+        #expect(errors.isEmpty, "\(errors.joined(separator: "\n"))")
+    }
+
+    /// Planning on an older release's levels table, which has no `progress` column, reads its
+    /// records without asking `pg_attribute` first (issue 20, item 4) and still leaves no
+    /// `ERROR:` line in the server's log.
+    @Test func planningAnOlderReleasesTablesLeavesNoErrorInTheServerLog() throws {
+        let server = try PostgreSQLServer()
+        defer { server.stop() }
+        let database = try PostgreSQLTestDatabase(server: server)
+        let store = try database.store()
+        let coordinator = MigrationCoordinator(appVersion: "2")
+        let service = try coordinator.manager("service", store: store)
+        service.register("1") { _ in }
+        service.register("2") { _ in }
+        try database.connect().execute("""
+            CREATE TABLE store_migrations_levels(manager text PRIMARY KEY, level text, app_version text, baseline text);
+            CREATE TABLE store_migrations_history(
+                id bigserial PRIMARY KEY, manager text NOT NULL, version text NOT NULL, applied_at timestamptz, duration_seconds float8);
+            INSERT INTO store_migrations_levels VALUES ('service', '1', NULL, NULL);
+            INSERT INTO store_migrations_history(manager, version, applied_at, duration_seconds) VALUES ('service', '1', now(), 0.5)
+            """)
+        #expect(try coordinator.plan().steps.map(\.id.description) == ["service@2"])
+        #expect(try store.readRecords()["service"]?.applied.map(\.version) == ["1"])
         let log = try String(contentsOf: server.logFile, encoding: .utf8)
         #expect(log.contains("database system is ready to accept connections"), "not the server's log: \(log)")
         let errors = log.split(separator: "\n").filter { $0.contains("ERROR:") }

@@ -51,6 +51,11 @@ import CSQLite
         let waited = ContinuousClock.now - start
         #expect(error.isBusy)
         #expect(error.sql == "BEGIN IMMEDIATE")
+        #if os(Linux)
+        // The holder is another connection of this process: /proc/locks names this process.
+        #expect(error.holderProcessID == getpid())
+        #expect(error.description.contains("Another connection of this process (pid \(getpid())) kept the database locked"))
+        #endif
         #expect(waited >= .milliseconds(290) && waited < .seconds(3), "\(waited)")
         holder.commit()
         #expect(try store.readRecords().isEmpty)

@@ -61,6 +61,23 @@ import TestSupport
         #expect(store.inner.contents == ["newer app applied 2.0", "old app's 1.0"])
     }
 
+    /// The old app's last step is its app-version hook: found the store newer under the lock
+    /// (the race test of issue 20 met it), it fails the run rather than report it applied.
+    @Test func theOldAppsHookFindsTheStoreNewerUnderTheLockAndFails() throws {
+        let store = RacedStore()
+        try store.inner.transaction { records, _ in records["m"] = MigrationRecord(applied: [AppliedMigration(version: "1.0")], appVersion: "0.9") }
+        let coordinator = MigrationCoordinator(appVersion: "1.0")
+        let manager = try coordinator.manager("m", store: store)
+        manager.register("1.0") { _ in Issue.record("1.0 is applied") }
+        manager.onAppVersionChange { _, _ in Issue.record("the old app's hook ran") }
+        #expect(try coordinator.plan().steps.map(\.id.description) == ["m:appVersionChange@1.0"])
+        let report = try runReport(of: coordinator)
+        #expect(!report.succeeded)
+        let failure = try #require(report.failures.first?.error as? MigrationError)
+        #expect(failure == .storeIsNewer(manager: "m", store: "raced store", level: "2.0", appVersion: "1.0"))
+        #expect(try store.readRecords()["m"]?.appVersion == "2.0")
+    }
+
     @Test func anOlderAppVersionIsNeverRecordedOverANewerOne() throws {
         let store = InMemoryStore([String](), records: ["m": MigrationRecord(appVersion: "2.0")], name: "s")
         let outcome = try StepExecutor.appVersionChange(to: "1.5", of: "m", in: store) { _, _ in
