@@ -28,6 +28,8 @@ public final class AnyMigrationStore<Content>: MigrationStore {
 
     public var isRebuildable: Bool { base.isRebuildable }
 
+    public var exists: Bool { base.exists }
+
     public func readRecords() throws -> [String: MigrationRecord] {
         try base.readRecords()
     }

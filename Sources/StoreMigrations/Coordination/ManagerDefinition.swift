@@ -15,6 +15,8 @@ final class ManagerDefinition: Sendable {
     let latePolicy: LateMigrationPolicy
     let hasHook: Bool
     let readRecords: @Sendable () throws -> [String: MigrationRecord]
+    /// Whether the store exists (``MigrationStore/exists``); asked only of stores without records.
+    let storeExists: @Sendable () -> Bool
     /// The first-launch policy's decision; reads the store for ``FirstLaunchPolicy/decide(_:)``.
     let decideFirstLaunch: @Sendable () throws -> FirstLaunchDecision
     let perform: @Sendable (StepWork, StepSource) throws -> StepOutcome
@@ -24,6 +26,7 @@ final class ManagerDefinition: Sendable {
         versions: [Version], dependencies: [[MigrationReference]], deferred: [Bool], newerStorePolicy: NewerStorePolicy,
         latePolicy: LateMigrationPolicy, hasHook: Bool,
         readRecords: @escaping @Sendable () throws -> [String: MigrationRecord],
+        storeExists: @escaping @Sendable () -> Bool,
         decideFirstLaunch: @escaping @Sendable () throws -> FirstLaunchDecision,
         perform: @escaping @Sendable (StepWork, StepSource) throws -> StepOutcome
     ) {
@@ -38,6 +41,7 @@ final class ManagerDefinition: Sendable {
         self.latePolicy = latePolicy
         self.hasHook = hasHook
         self.readRecords = readRecords
+        self.storeExists = storeExists
         self.decideFirstLaunch = decideFirstLaunch
         self.perform = perform
     }
@@ -80,6 +84,7 @@ extension MigrationManager {
             deferred: bodies.map(\.isDeferred),
             newerStorePolicy: snapshot.newerStore, latePolicy: snapshot.late, hasHook: !hooks.isEmpty,
             readRecords: { [self] in try readStoreRecords() },
+            storeExists: { store.exists },
             decideFirstLaunch: {
                 switch firstLaunch {
                 case .runAll: return .runAll

@@ -329,6 +329,8 @@ public final class MigrationCoordinator: @unchecked Sendable {
         let graph = try MigrationGraph(managers: definitions.map(\.graphManager), appVersion: appVersion)
         var storeIndex: [StoreIdentity: Int] = [:]
         var recordsByStore: [[String: MigrationRecord]] = []
+        // Asked only of stores without records, so that a launch with records pays nothing more.
+        var storeIsMissing: [Bool] = []
         var inputs: [PlanningInput] = []
         inputs.reserveCapacity(definitions.count)
         for definition in definitions {
@@ -338,11 +340,14 @@ public final class MigrationCoordinator: @unchecked Sendable {
             } else {
                 index = recordsByStore.count
                 storeIndex[definition.identity] = index
-                recordsByStore.append(try definition.readRecords())
+                let records = try definition.readRecords()
+                recordsByStore.append(records)
+                storeIsMissing.append(records.isEmpty && !definition.storeExists())
             }
             let record = recordsByStore[index][definition.name] ?? MigrationRecord()
             inputs.append(PlanningInput(
-                store: definition.storeDescription, storeIndex: index, isRebuildable: definition.isRebuildable,
+                store: definition.storeDescription, storeIndex: index, storeIsMissing: storeIsMissing[index],
+                isRebuildable: definition.isRebuildable,
                 record: record, newerStorePolicy: definition.newerStorePolicy, latePolicy: definition.latePolicy,
                 firstLaunch: record.level == nil ? try definition.decideFirstLaunch() : nil,
                 hasHook: definition.hasHook))

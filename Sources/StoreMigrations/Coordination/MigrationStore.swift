@@ -48,6 +48,13 @@ public protocol MigrationStore<Content>: AnyObject, Sendable, CustomStringConver
     /// rebuildable stores accept the ``NewerStorePolicy/reset`` policy. Defaults to `false`.
     var isRebuildable: Bool { get }
 
+    /// Whether the storage exists: `false` for a file or a folder that is not there yet, which
+    /// the first step creates. The plan and the report say so (``MigrationPlan/Manager/createsStore``,
+    /// ``MigrationReport/Manager/createdStore``), so that a mistyped path shows as a new store
+    /// rather than as a quiet first launch. Asked only when the store has no records; must
+    /// create nothing. Defaults to `true`.
+    var exists: Bool { get }
+
     /// Reads the record of every manager that has one, without changing anything.
     ///
     /// Planning calls it, so it must create, convert and lock nothing: a store that does not
@@ -93,6 +100,9 @@ extension MigrationStore {
 
     /// Stores are durable unless they say otherwise.
     public var isRebuildable: Bool { false }
+
+    /// Stores exist unless they say otherwise.
+    public var exists: Bool { true }
 
     /// Refuses: the store runs every step in a transaction.
     public func withoutTransaction<T>(_ body: (inout [String: MigrationRecord], inout Content) throws -> T) throws -> T {
