@@ -189,7 +189,7 @@ public final class MigrationCoordinator: @unchecked Sendable {
     ///   or the run was cancelled.
     @discardableResult
     public func run(targets: [MigrationReference]? = nil, launchBudget: Duration? = nil) async throws -> MigrationReport {
-        let handle = MigrationRunHandle()
+        let handle = MigrationRunHandle(recordingEvents: false)
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
                 // Planning reads every store: off the cooperative thread pool, like the steps.
@@ -284,7 +284,16 @@ public final class MigrationCoordinator: @unchecked Sendable {
         let clockStart = ContinuousClock.now
         let progress = Progress(totalUnitCount: 0)
         let planned: (executable: ExecutablePlan, managers: [ManagerDefinition])
-        let (maxConcurrent, failurePolicy, observer) = lock.withLock { (self.maxConcurrent, onFailure, eventObserver) }
+        let (maxConcurrent, failurePolicy, userObserver) = lock.withLock { (self.maxConcurrent, onFailure, eventObserver) }
+        let observer: (@Sendable (MigrationEvent) -> Void)?
+        if let handle, handle.recordsEvents {
+            observer = { event in
+                userObserver?(event)
+                handle.record(event)
+            }
+        } else {
+            observer = userObserver
+        }
         do {
             planned = try executablePlan(targets: targets)
             if let refusal = planned.executable.plan.blockingErrors.first { throw refusal }
@@ -365,23 +374,73 @@ public final class MigrationCoordinator: @unchecked Sendable {
     }
 }
 
-/// A run started by ``MigrationCoordinator/run(targets:launchBudget:queue:completion:)``: its progress, and a way to
-/// cancel it.
+/// A run started by ``MigrationCoordinator/run(targets:launchBudget:queue:completion:)``: its
+/// events, where it stands, its progress, and a way to pause or cancel it.
+///
+/// Under Swift 6, follow a run through ``events`` and ``snapshot``, which need no state of your
+/// own (an observer closure is `@Sendable` and cannot keep any):
+///
+/// ```swift
+/// let handle = coordinator.run { _ in }
+/// for await event in handle.events {
+///     print(event)             // library@2.0: 45%
+///     print(handle.snapshot)   // 3 of 8 steps ended (41%); running library@2.0 (45%)
+/// }
+/// let report = try await handle.report()   // the stream ends with the run
+/// ```
 public final class MigrationRunHandle: @unchecked Sendable {
-    // @unchecked: `run`, `cancelRequested`, `pauseRequested` and `result` are only touched with
-    // `lock` held; `finished` is signalled once, after `result` is set.
+    // @unchecked: `run`, `cancelRequested`, `pauseRequested`, `result` and `state` are only
+    // touched with `lock` held; `finished` is signalled once, after `result` is set.
     private let lock = NSLock()
     private var run: MigrationRun?
     private var cancelRequested = false
     private var pauseRequested = false
     private var result: Result<MigrationReport, any Error>?
+    private var state = MigrationRunSnapshot()
     private let finished = DispatchSemaphore(value: 0)
+    /// Where ``events`` is fed; `nil` for a run whose handle no caller sees, which then makes
+    /// no event unless the coordinator has an observer.
+    private let eventSink: AsyncStream<MigrationEvent>.Continuation?
 
     /// The run's progress: one unit per step, each step a child that its body can advance.
     /// Cancelling it cancels the run.
     public let progress = Progress(totalUnitCount: 1)
 
-    init() {}
+    /// Every event of the run, in the order the run sends them (the order of one step's events,
+    /// and of steps that depend on each other, is theirs), from the first
+    /// (``MigrationEvent/planned(_:)``) on, however late the iteration starts: the stream keeps
+    /// what was not read yet, until the handle is released. It finishes when the run ends,
+    /// whether it succeeded, failed or was cancelled (then ``report()`` says how), and at once
+    /// for a run refused before it started. Iterate it once, from one task.
+    public let events: AsyncStream<MigrationEvent>
+
+    init(recordingEvents: Bool = true) {
+        if recordingEvents {
+            let (stream, continuation) = AsyncStream.makeStream(of: MigrationEvent.self, bufferingPolicy: .unbounded)
+            events = stream
+            eventSink = continuation
+        } else {
+            events = AsyncStream { $0.finish() }
+            eventSink = nil
+        }
+    }
+
+    /// Where the run stands now: steps ended and how, steps running and how far they have got.
+    /// Safe to read from any thread or task, as often as wanted. It is the run's state when read:
+    /// read while handling one of ``events``, it may already count later ones.
+    public var snapshot: MigrationRunSnapshot { lock.withLock { state } }
+
+    /// Whether the run should make events for the handle.
+    var recordsEvents: Bool { eventSink != nil }
+
+    /// Takes `event` into ``snapshot`` and sends it to ``events``, under one lock so that both
+    /// see events in one order.
+    func record(_ event: MigrationEvent) {
+        lock.withLock {
+            state.apply(event)
+            eventSink?.yield(event)
+        }
+    }
 
     /// Starts nothing new; steps already running finish or roll back, the others are reported as
     /// cancelled.
@@ -453,8 +512,10 @@ public final class MigrationRunHandle: @unchecked Sendable {
     func finish(_ result: Result<MigrationReport, any Error>) {
         lock.withLock {
             self.result = result
+            state.isFinished = true
             // The run's stores (a SQLite store's connection) are let go of with it.
             run = nil
+            eventSink?.finish()
         }
         finished.signal()
     }
