@@ -7,7 +7,8 @@ import Foundation
 /// let store: any MigrationStore<Preferences> = useDefaults
 ///     ? UserDefaultsStore(suiteName: "group.com.example")
 ///     : PreferencesStore(url: settingsURL)
-/// let settings = try coordinator.manager("settings", store: store)   // MigrationManager<AnyMigrationStore<Preferences>>
+/// // A MigrationManager<AnyMigrationStore<Preferences>>:
+/// let settings = try coordinator.manager("settings", store: store)
 /// settings.register("2.0") { prefs in try prefs.renameKey("theme", to: "appearance") }
 /// ```
 ///

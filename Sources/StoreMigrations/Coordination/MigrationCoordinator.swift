@@ -117,7 +117,9 @@ public final class MigrationCoordinator: @unchecked Sendable {
     /// itself.
     ///
     /// ```swift
-    /// let store: any MigrationStore<Preferences> = inAppGroup ? UserDefaultsStore(suiteName: group) : PreferencesStore(url: url)
+    /// let store: any MigrationStore<Preferences> = inAppGroup
+    ///     ? UserDefaultsStore(suiteName: group)
+    ///     : PreferencesStore(url: url)
     /// let settings = try coordinator.manager("settings", store: store)
     /// ```
     ///
@@ -143,7 +145,7 @@ public final class MigrationCoordinator: @unchecked Sendable {
         try executablePlan(targets: targets).executable.plan
     }
 
-    /// Runs the pending work and waits for it to finish.
+    /// Runs the pending work, blocking the calling thread until the run ends.
     ///
     /// Call it at launch before the stores are used, but not on a queue a migration body waits
     /// for. Cancel it through its `Progress`, which joins `Progress.current()` when there is one.
@@ -181,8 +183,10 @@ public final class MigrationCoordinator: @unchecked Sendable {
         return try outcome.result!.get()
     }
 
-    /// Runs the pending work; cancelling the task cancels the run (steps already running finish
-    /// or roll back, nothing new starts).
+    /// Runs the pending work from asynchronous code, suspending until the run ends.
+    ///
+    /// Cancelling the task cancels the run: steps already running finish or roll back, nothing
+    /// new starts.
     ///
     /// - Returns: The report, when every step applied.
     /// - Throws: ``MigrationError`` before anything runs; ``MigrationRunError`` when a step failed
@@ -202,8 +206,10 @@ public final class MigrationCoordinator: @unchecked Sendable {
         }
     }
 
-    /// Runs the pending work in the background and calls `completion` on `queue` when it is done:
-    /// the main queue unless told otherwise, as an app's launch screen wants.
+    /// Starts the pending work in the background and returns its handle at once; `completion`
+    /// is called on `queue` when the run ends.
+    ///
+    /// The queue is the main queue unless told otherwise, as an app's launch screen wants.
     ///
     /// A command-line tool or a server whose main thread does not run a run loop or
     /// `dispatchMain()` never drains the main queue: pass a queue of your own there.

@@ -24,7 +24,9 @@
 ///     func readRecords() throws -> [String: MigrationRecord] {
 ///         try Keychain.records(service)                  // read only; [:] when there are none
 ///     }
-///     func transaction<T>(_ body: (inout [String: MigrationRecord], inout [String: Data]) throws -> T) throws -> T {
+///     func transaction<T>(
+///         _ body: (inout [String: MigrationRecord], inout [String: Data]) throws -> T
+///     ) throws -> T {
 ///         try Keychain.withLock(service) {               // excludes other threads and processes
 ///             var records = try Keychain.records(service)
 ///             var items = try Keychain.items(service)

@@ -63,7 +63,9 @@ extension PostgreSQLConnection {
     ///
     /// ```swift
     /// orders.registerResumable("2.1", deferred: true) { db, batch in
-    ///     try db.transformRows(in: "event", columns: ["payload"], where: "guid IS NULL", batch: batch) { row in
+    ///     try db.transformRows(
+    ///         in: "event", columns: ["payload"], where: "guid IS NULL", batch: batch
+    ///     ) { row in
     ///         ["guid": .text(UUID().uuidString)]
     ///     }
     /// }

@@ -9,7 +9,8 @@ import StoreMigrations
 /// service.register("1.1") { db in
 ///     try db.execute("ALTER TABLE account ADD COLUMN email_verified bool NOT NULL DEFAULT false")
 ///     try db.execute("UPDATE account SET email_verified = true WHERE legacy_flags & $1 <> 0", [4])
-///     let unverified: Int = try db.scalar("SELECT count(*) FROM account WHERE NOT email_verified") ?? 0
+///     let unverified: Int = try db.scalar(
+///         "SELECT count(*) FROM account WHERE NOT email_verified") ?? 0
 /// }
 /// ```
 ///
@@ -113,7 +114,8 @@ public final class PostgreSQLConnection {
     /// inserted, updated or deleted (0 for other statements).
     ///
     /// ```swift
-    /// let archived = try db.execute("UPDATE note SET archived = true WHERE updated_at < $1", ["2020-01-01"])
+    /// let archived = try db.execute(
+    ///     "UPDATE note SET archived = true WHERE updated_at < $1", ["2020-01-01"])
     /// ```
     @discardableResult
     public func execute(_ sql: String, _ parameters: [PostgreSQLValue]) throws -> Int {

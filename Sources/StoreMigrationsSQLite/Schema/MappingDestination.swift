@@ -45,7 +45,8 @@ public final class MappingDestination {
     /// category per name.
     ///
     /// ```swift
-    /// let categoriaID = try destination.insertOnce(into: "categoria", key: .text(nombre), ["nombre": .text(nombre)])
+    /// let categoriaID = try destination.insertOnce(
+    ///     into: "categoria", key: .text(nombre), ["nombre": .text(nombre)])
     /// ```
     ///
     /// Only rows inserted this way in this migration are remembered, one entry per distinct key.

@@ -359,7 +359,8 @@ public final class SQLiteStore: MigrationStore, @unchecked Sendable {
     ///
     /// ```swift
     /// let hasLegacyData = try store.read { db in
-    ///     try db.tableExists("event") && (try db.scalar("SELECT count(*) FROM event", as: Int.self) ?? 0) > 0
+    ///     guard try db.tableExists("event") else { return false }
+    ///     return (try db.scalar("SELECT count(*) FROM event", as: Int.self) ?? 0) > 0
     /// }
     /// ```
     ///
