@@ -80,6 +80,8 @@ if !withoutLibPQ {
             name: "StoreMigrationsPostgreSQLTests",
             dependencies: [
                 "StoreMigrations", "StoreMigrationsPostgreSQL", "TestSupport", "ThrowawayPostgreSQL", "ReplicaRunner",
+                // SharedSQLVocabularyTests holds both connections to one vocabulary.
+                "StoreMigrationsSQLite",
             ]),
     ]
 }

@@ -211,13 +211,13 @@ public final class PostgreSQLStore: MigrationStore, @unchecked Sendable {
             // The catalog first, so that reading a table that is not there (a first deployment,
             // or an older release's levels table without `progress`) leaves no ERROR line in
             // the server's log for operators to be alerted by.
-            let catalog = try db.query(
+            let catalog = try db.rows(
                 """
                 SELECT to_regclass($1) IS NOT NULL, to_regclass($2) IS NOT NULL,
                     EXISTS (SELECT 1 FROM pg_attribute
                             WHERE attrelid = to_regclass($1) AND attname = 'progress' AND NOT attisdropped)
                 """,
-                [.text(qualified(Self.levelsTable)), .text(qualified(Self.historyTable))])
+                arguments: [.text(qualified(Self.levelsTable)), .text(qualified(Self.historyTable))])
             guard let row = catalog.first, try row[0] as Bool else { return [:] }
             let hasHistory: Bool = try row[1]
             let hasProgress: Bool = try row[2]

@@ -28,7 +28,7 @@ extension Database {
         progress: (Int) -> Void
     ) throws {
         let selection = mapping.columns.map { $0.map(Self.quoted).joined(separator: ", ") } ?? "*"
-        let select = try makeStatement("SELECT \(selection) FROM \(Self.quoted(table))")
+        let select = try prepare("SELECT \(selection) FROM \(Self.quoted(table))")
         try select.bind([])
         defer { select.reset() }
         let transform = mapping.transform

@@ -72,7 +72,7 @@ public final class MappingDestination {
             }
         }
         let columns = values.map { $0.key }
-        let statement = try database.makeStatement(
+        let statement = try database.prepare(
             "INSERT INTO \(Database.quoted(table)) "
                 + (columns.isEmpty
                     ? "DEFAULT VALUES"
