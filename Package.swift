@@ -18,6 +18,7 @@ let systemSQLite: Target.Dependency = .target(
 var products: [Product] = [
     .library(name: "StoreMigrations", targets: ["StoreMigrations"]),
     .library(name: "StoreMigrationsSQLite", targets: ["StoreMigrationsSQLite"]),
+    .library(name: "StoreMigrationsCommand", targets: ["StoreMigrationsCommand"]),
 ]
 
 var targets: [Target] = [
@@ -28,6 +29,10 @@ var targets: [Target] = [
         // The architecture page, for people reading the sources.
         exclude: ["README.md"]
     ),
+    // The migration command an app's own executable embeds (status, plan, migrate, baseline): a
+    // product of its own, so that an app that never runs one (on a phone) carries no argument
+    // parsing, and a server links it without any store's system library.
+    .target(name: "StoreMigrationsCommand", dependencies: ["StoreMigrations"]),
     .systemLibrary(name: "CSQLite", providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]),
     .target(name: "StoreMigrationsSQLite", dependencies: ["StoreMigrations", systemSQLite]),
 
@@ -48,6 +53,7 @@ var targets: [Target] = [
     .testTarget(
         name: "IntegrationTests",
         dependencies: ["StoreMigrations", "StoreMigrationsSQLite", "TestSupport", "CrashRunner"]),
+    .testTarget(name: "StoreMigrationsCommandTests", dependencies: ["StoreMigrations", "StoreMigrationsCommand", "TestSupport"]),
 ]
 
 if !withoutLibPQ {
@@ -61,7 +67,7 @@ if !withoutLibPQ {
         .target(name: "ThrowawayPostgreSQL"),
         // `swift run replica-demo`: four replicas of a service migrating one throwaway database.
         .executableTarget(
-            name: "replica-demo", dependencies: ["StoreMigrationsPostgreSQL", "ThrowawayPostgreSQL"],
+            name: "replica-demo", dependencies: ["StoreMigrationsPostgreSQL", "StoreMigrationsCommand", "ThrowawayPostgreSQL"],
             path: "Sources/ReplicaDemo"),
         // `swift run -c release benchmarks`: every workload against its raw baseline.
         .executableTarget(
@@ -80,6 +86,7 @@ if !withoutLibPQ {
             name: "StoreMigrationsPostgreSQLTests",
             dependencies: [
                 "StoreMigrations", "StoreMigrationsPostgreSQL", "TestSupport", "ThrowawayPostgreSQL", "ReplicaRunner",
+                "replica-demo",
                 // SharedSQLVocabularyTests holds both connections to one vocabulary.
                 "StoreMigrationsSQLite",
             ]),

@@ -5,7 +5,9 @@ import StoreMigrations
 import StoreMigrationsPostgreSQL
 
 /// The service whose replicas the demo starts: an orders service at version 2.0, migrating its
-/// PostgreSQL database at startup.
+/// PostgreSQL database at startup. Version 2.0 keeps customers in `customer_key`; dropping the
+/// `customer` column that 1.x replicas still read is a post-deploy migration, run by the release
+/// job once no 1.x replica serves (`replica-demo --database URL migrate --post-deploy`).
 enum OrdersService {
     static let appVersion: Version = "2.0"
 
@@ -33,6 +35,11 @@ enum OrdersService {
                 return ["reference": .text(String(format: "ORD-%06d", id))]
             }
             try db.execute("ALTER TABLE orders ALTER COLUMN reference SET NOT NULL")
+            try db.execute("ALTER TABLE orders ADD COLUMN customer_key text")
+            try db.execute("UPDATE orders SET customer_key = customer")
+        }
+        orders.register("2.0-1", options: .postDeploy) { db in
+            try db.execute("ALTER TABLE orders DROP COLUMN customer")
         }
         return coordinator
     }

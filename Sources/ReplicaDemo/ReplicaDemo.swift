@@ -2,17 +2,23 @@
 #if os(Linux) || os(macOS)
 import Foundation
 import StoreMigrations
+import StoreMigrationsCommand
 import StoreMigrationsPostgreSQL
 import ThrowawayPostgreSQL
 
 /// `swift run replica-demo`: starts a throwaway PostgreSQL server, launches four replicas of an
 /// orders service at once (child processes of this program) against one database, and shows
 /// each replica's report: every step applied by exactly one replica, the others waited for it
-/// and found it applied.
+/// and found it applied. Then, as a release job would once the deployment is done, it runs the
+/// service's migration command: `status`, and `migrate --post-deploy` for the contract step.
 ///
 /// ```
 /// swift run replica-demo [--replicas N]
+/// swift run replica-demo --database CONNECTION-STRING <status | plan | migrate | baseline> [options]
 /// ```
+///
+/// The second form is the service's migration command (``MigrationCommand``) on a database of
+/// your own; it exits with the command's exit code.
 @main
 struct ReplicaDemo {
     static func main() {
@@ -20,11 +26,15 @@ struct ReplicaDemo {
         if arguments.first == "replica", arguments.count == 3 {
             runReplica(connectionString: arguments[1], gate: URL(fileURLWithPath: arguments[2]))
         }
+        if arguments.first == "--database", arguments.count >= 2 {
+            runCommand(connectionString: arguments[1], arguments: Array(arguments.dropFirst(2)))
+        }
         var replicas = 4
         if arguments.count == 2, arguments[0] == "--replicas", let count = Int(arguments[1]), count > 0 {
             replicas = count
         } else if !arguments.isEmpty {
-            FileHandle.standardError.write(Data("usage: replica-demo [--replicas N]\n".utf8))
+            FileHandle.standardError.write(Data(
+                "usage: replica-demo [--replicas N]\n       replica-demo --database CONNECTION-STRING <subcommand> [options]\n".utf8))
             exit(64)
         }
         do {
@@ -78,6 +88,27 @@ struct ReplicaDemo {
         let coordinator = try OrdersService.coordinator(connectionString: connectionString)
         let plan = try coordinator.plan()
         print("\nA fifth launch finds the database \(plan.isUpToDate ? "up to date" : "NOT up to date"): \(plan)")
+
+        print("\nThe deployment is done; the release job asks for the status, then runs the post-deploy migrations:")
+        let command = MigrationCommand(coordinator: coordinator, commandName: "replica-demo --database …")
+        for arguments in [["status"], ["migrate", "--post-deploy", "--yes"], ["status", "--check"]] {
+            print("\n$ replica-demo --database … \(arguments.joined(separator: " "))")
+            fflush(nil)  // print buffers; the command writes to the file descriptor directly
+            let code = command.run(arguments: arguments)
+            print("(exit code \(code.rawValue))")
+            fflush(nil)
+        }
+    }
+
+    /// The service's migration command on the database at `connectionString`; exits with its code.
+    static func runCommand(connectionString: String, arguments: [String]) -> Never {
+        do {
+            let coordinator = try OrdersService.coordinator(connectionString: connectionString)
+            exit(MigrationCommand(coordinator: coordinator, commandName: "replica-demo --database …").run(arguments: arguments).rawValue)
+        } catch {
+            FileHandle.standardError.write(Data("replica-demo: \(error)\n".utf8))
+            exit(MigrationCommand.ExitCode.failure.rawValue)
+        }
     }
 
     /// One replica: waits for the gate, migrates, prints its report, exits.

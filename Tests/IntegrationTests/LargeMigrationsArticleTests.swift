@@ -185,6 +185,47 @@ func registerSearchText(_ library: MigrationManager<SQLiteStore>) {
         #expect(try library.appliedMigrations() == ["2.0", "3.0", "3.0-1", "3.0-2"])
     }
 
+    /// The mapped form: the attachments moved by a new schema, batch by batch.
+    @Test func theMappedSampleMovesEveryAttachmentOnce() throws {
+        let app = try NotesAppVersion2()
+        let (coordinator, _, library) = try app.coordinator()
+        let batches = Locked(0)
+        coordinator.observer = { event in
+            if case .batchCommitted = event { batches.value += 1 }
+        }
+
+        let notesV3: DeclaredSchema = [
+            .table("note", primaryKey: ["id"], columns: [
+                .column("id", .integer), .column("title", .text), .column("body", .text),
+            ]),
+            .table("attachment", primaryKey: ["id"], columns: [
+                .column("id", .integer), .column("note_id", .integer, notNull: true),
+                .column("data", .blob, notNull: true),
+            ]),
+        ]
+        library.registerResumable("3.0", migratingSchemaTo: notesV3, mappings: [
+            EntityMapping(from: "note") { note, destination in
+                try destination.insert(into: "note", [
+                    "id": note["id"], "title": note["title"], "body": note["body"],
+                ])
+                let data: DatabaseValue = try note["attachment"]
+                if data != .null {
+                    try destination.insert(into: "attachment", ["note_id": note["id"], "data": data])
+                }
+            },
+        ])
+
+        let report = try coordinator.run()
+        #expect(report.steps.map(\.outcome) == [.applied])
+        library.store.close()
+        #expect(batches.value >= 2, "the first batches are 200 rows, then growing")
+        #expect(try app.scalar("SELECT count(*) FROM note", as: Int.self) == app.notes)
+        #expect(try app.scalar("SELECT count(*) FROM attachment", as: Int.self) == app.notes / 4, "each moved once")
+        #expect(try app.scalar("SELECT count(DISTINCT note_id) FROM attachment WHERE note_id % 4 = 0", as: Int.self) == app.notes / 4)
+        #expect(try app.scalar("SELECT group_concat(name) FROM pragma_table_info('note')", as: String.self) == "id,title,body")
+        #expect(try app.scalar("SELECT count(*) FROM sqlite_master WHERE name LIKE 'store_migrations_source%'", as: Int.self) == 0)
+    }
+
     /// *What a batch may do*: a batch that creates an index is refused, naming the statement;
     /// the batch is rolled back.
     @Test func aBatchThatChangesTheSchemaIsRefused() throws {

@@ -79,7 +79,9 @@ final class SettingsServiceStore: MigrationStore {
         try service.load().records                   // read only: no lock, nothing created
     }
 
-    func transaction<T>(_ body: (inout [String: MigrationRecord], inout [String: String]) throws -> T) throws -> T {
+    func transaction<T>(
+        _ request: TransactionRequest, _ body: (inout [String: MigrationRecord], inout [String: String]) throws -> T
+    ) throws -> T {
         try service.withExclusiveLock {              // across threads and processes
             var (values, records) = try service.load()
             let result = try body(&records, &values) // throws: nothing is saved

@@ -35,24 +35,12 @@ public final class AnyMigrationStore<Content>: MigrationStore {
         try base.readRecords()
     }
 
-    public func transaction<T>(_ body: (inout [String: MigrationRecord], inout Content) throws -> T) throws -> T {
-        try base.transaction(body)
-    }
+    public var runsStepsOutsideTransactions: Bool { base.runsStepsOutsideTransactions }
 
     public func transaction<T>(
         _ request: TransactionRequest, _ body: (inout [String: MigrationRecord], inout Content) throws -> T
     ) throws -> T {
         try base.transaction(request, body)
-    }
-
-    public func withoutTransaction<T>(_ body: (inout [String: MigrationRecord], inout Content) throws -> T) throws -> T {
-        try base.withoutTransaction(body)
-    }
-
-    public func withoutTransaction<T>(
-        _ request: TransactionRequest, _ body: (inout [String: MigrationRecord], inout Content) throws -> T
-    ) throws -> T {
-        try base.withoutTransaction(request, body)
     }
 
     public func rebuild(_ content: inout Content) throws {

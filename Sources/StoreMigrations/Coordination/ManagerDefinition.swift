@@ -9,8 +9,10 @@ final class ManagerDefinition: Sendable {
     /// Ascending; the position of a version is its index in ``dependencies``.
     let versions: [Version]
     let dependencies: [[MigrationReference]]
-    /// By position: whether the migration was registered deferred.
+    /// By position: whether the migration was registered deferred; empty when none was.
     let deferred: [Bool]
+    /// The positions of the migrations registered post-deploy, ascending.
+    let postDeploy: [Int]
     let newerStorePolicy: NewerStorePolicy
     let latePolicy: LateMigrationPolicy
     let hasHook: Bool
@@ -23,7 +25,8 @@ final class ManagerDefinition: Sendable {
 
     init(
         name: String, storeDescription: String, identity: StoreIdentity, isRebuildable: Bool,
-        versions: [Version], dependencies: [[MigrationReference]], deferred: [Bool], newerStorePolicy: NewerStorePolicy,
+        versions: [Version], dependencies: [[MigrationReference]], deferred: [Bool], postDeploy: [Int],
+        newerStorePolicy: NewerStorePolicy,
         latePolicy: LateMigrationPolicy, hasHook: Bool,
         readRecords: @escaping @Sendable () throws -> [String: MigrationRecord],
         storeExists: @escaping @Sendable () -> Bool,
@@ -37,6 +40,7 @@ final class ManagerDefinition: Sendable {
         self.versions = versions
         self.dependencies = dependencies
         self.deferred = deferred
+        self.postDeploy = postDeploy
         self.newerStorePolicy = newerStorePolicy
         self.latePolicy = latePolicy
         self.hasHook = hasHook
@@ -81,7 +85,8 @@ extension MigrationManager {
         return ManagerDefinition(
             name: name, storeDescription: store.description, identity: store.identity,
             isRebuildable: store.isRebuildable, versions: versions, dependencies: dependencies,
-            deferred: bodies.map(\.isDeferred),
+            deferred: snapshot.registrations.hasDeferred ? bodies.map(\.isDeferred) : [],
+            postDeploy: options.indices.filter { options[$0].isPostDeploy },
             newerStorePolicy: snapshot.newerStore, latePolicy: snapshot.late, hasHook: !hooks.isEmpty,
             readRecords: { [self] in try readStoreRecords() },
             storeExists: { store.exists },

@@ -140,9 +140,11 @@ public final class MigrationCoordinator: @unchecked Sendable {
     /// - Parameter targets: Plans only these migrations and the steps they depend on (GRDB's
     ///   `migrate(upTo:)`, Django's targets); `nil` plans everything. App-version hooks run only
     ///   in untargeted runs.
+    /// - Parameter postDeploy: Whether to plan the post-deploy migrations (``PostDeployMigration``)
+    ///   with the rest, as `run(postDeploy: true)` runs them; otherwise the plan lists them apart.
     /// - Throws: ``MigrationError`` for an invalid graph or target, or an unreadable record.
-    public func plan(targets: [MigrationReference]? = nil) throws -> MigrationPlan {
-        try executablePlan(targets: targets).executable.plan
+    public func plan(targets: [MigrationReference]? = nil, postDeploy: Bool = false) throws -> MigrationPlan {
+        try executablePlan(targets: targets, postDeploy: postDeploy).executable.plan
     }
 
     /// Runs the pending work, blocking the calling thread until the run ends.
@@ -166,16 +168,33 @@ public final class MigrationCoordinator: @unchecked Sendable {
     ///   - targets: Runs only these migrations and the steps they depend on; `nil` runs everything.
     ///   - launchBudget: How long the launch may take before resumable migrations stop after
     ///     their current batch and go on in the background (``deferredWork``); `nil` for no limit.
+    ///   - postDeploy: Whether to run the post-deploy migrations (``PostDeployMigration``) too:
+    ///     only once the deployment says no process of the previous app version is serving.
     /// - Returns: The report, when every step applied, was deferred, or was left in progress by
     ///   the budget (``MigrationReport/postponed``).
     /// - Throws: ``MigrationError`` before anything runs for an invalid graph or store;
     ///   ``MigrationRunError``, with the report, when a step failed or the run was cancelled.
     @available(*, noasync, message: "it blocks its thread until the run ends; call 'try await run()' from an async function")
     @discardableResult
-    public func run(targets: [MigrationReference]? = nil, launchBudget: Duration? = nil) throws -> MigrationReport {
+    public func run(
+        targets: [MigrationReference]? = nil, launchBudget: Duration? = nil, postDeploy: Bool = false
+    ) throws -> MigrationReport {
+        try runAndWait(targets: targets, postDeploy: postDeploy, phase: .launch(budget: launchBudget))
+    }
+
+    /// Runs everything pending to its end, deferred migrations included, and waits: a release
+    /// step (``/StoreMigrationsCommand/MigrationCommand``'s `migrate`) has no background to leave
+    /// work to, since its process ends with it.
+    @available(*, noasync, message: "it blocks its thread until the run ends")
+    package func runToCompletion(targets: [MigrationReference]?, postDeploy: Bool) throws -> MigrationReport {
+        try runAndWait(targets: targets, postDeploy: postDeploy, phase: .background)
+    }
+
+    @available(*, noasync, message: "it blocks its thread until the run ends")
+    private func runAndWait(targets: [MigrationReference]?, postDeploy: Bool, phase: RunPhase) throws -> MigrationReport {
         let finished = DispatchSemaphore(value: 0)
         let outcome = ResultBox()
-        start(targets: targets, phase: .launch(budget: launchBudget)) { result in
+        start(targets: targets, postDeploy: postDeploy, phase: phase) { result in
             outcome.result = result
             finished.signal()
         }
@@ -183,21 +202,44 @@ public final class MigrationCoordinator: @unchecked Sendable {
         return try outcome.result!.get()
     }
 
+    /// The plan with what each manager's store records (by manager, in registration order): what
+    /// a status shows beside the pending work.
+    package func planAndRecords(postDeploy: Bool) throws -> (plan: MigrationPlan, records: [MigrationRecord]) {
+        let executable = try executablePlan(targets: nil, postDeploy: postDeploy).executable
+        return (executable.plan, executable.records)
+    }
+
+    /// Records `version` as the baseline mark of the manager called `name`, as
+    /// ``MigrationManager/baseline(at:)`` does; `nil` when no manager has that name.
+    package func baseline(manager name: String, at version: Version) throws -> Bool? {
+        guard let manager = lock.withLock({ managers.first { $0.name == name } }) else { return nil }
+        return try manager.baseline(at: version)
+    }
+
     /// Runs the pending work from asynchronous code, suspending until the run ends.
     ///
     /// Cancelling the task cancels the run: steps already running finish or roll back, nothing
     /// new starts.
     ///
+    /// - Parameters:
+    ///   - targets: Runs only these migrations and the steps they depend on; `nil` runs everything.
+    ///   - launchBudget: How long the launch may take before resumable migrations stop after
+    ///     their current batch and go on in the background; `nil` for no limit.
+    ///   - postDeploy: Whether to run the post-deploy migrations too (``PostDeployMigration``).
     /// - Returns: The report, when every step applied.
     /// - Throws: ``MigrationError`` before anything runs; ``MigrationRunError`` when a step failed
     ///   or the run was cancelled.
     @discardableResult
-    public func run(targets: [MigrationReference]? = nil, launchBudget: Duration? = nil) async throws -> MigrationReport {
+    public func run(
+        targets: [MigrationReference]? = nil, launchBudget: Duration? = nil, postDeploy: Bool = false
+    ) async throws -> MigrationReport {
         let handle = MigrationRunHandle(recordingEvents: false)
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
                 // Planning reads every store: off the cooperative thread pool, like the steps.
-                startInBackground(targets: targets, phase: .launch(budget: launchBudget), handle: handle) { result in
+                startInBackground(
+                    targets: targets, postDeploy: postDeploy, phase: .launch(budget: launchBudget), handle: handle
+                ) { result in
                     continuation.resume(with: result)
                 }
             }
@@ -225,11 +267,11 @@ public final class MigrationCoordinator: @unchecked Sendable {
     /// ```
     @discardableResult
     public func run(
-        targets: [MigrationReference]? = nil, launchBudget: Duration? = nil, queue: DispatchQueue = .main,
-        completion: @escaping @Sendable (Result<MigrationReport, any Error>) -> Void
+        targets: [MigrationReference]? = nil, launchBudget: Duration? = nil, postDeploy: Bool = false,
+        queue: DispatchQueue = .main, completion: @escaping @Sendable (Result<MigrationReport, any Error>) -> Void
     ) -> MigrationRunHandle {
         let handle = MigrationRunHandle()
-        startInBackground(targets: targets, phase: .launch(budget: launchBudget), handle: handle) { result in
+        startInBackground(targets: targets, postDeploy: postDeploy, phase: .launch(budget: launchBudget), handle: handle) { result in
             queue.async { completion(result) }
         }
         return handle
@@ -260,7 +302,7 @@ public final class MigrationCoordinator: @unchecked Sendable {
         let handle = MigrationRunHandle()
         lock.withLock { background = handle }
         startInBackground(
-            targets: nil, phase: .background, qos: DispatchQoS(qosClass: qos, relativePriority: 0), handle: handle,
+            targets: nil, postDeploy: false, phase: .background, qos: DispatchQoS(qosClass: qos, relativePriority: 0), handle: handle,
             completion: completion)
         return handle
     }
@@ -272,18 +314,18 @@ public final class MigrationCoordinator: @unchecked Sendable {
     }
 
     private func startInBackground(
-        targets: [MigrationReference]?, phase: RunPhase, qos: DispatchQoS = .userInitiated, handle: MigrationRunHandle,
+        targets: [MigrationReference]?, postDeploy: Bool, phase: RunPhase, qos: DispatchQoS = .userInitiated, handle: MigrationRunHandle,
         completion: @escaping @Sendable (Result<MigrationReport, any Error>) -> Void
     ) {
         DispatchQueue(label: "StoreMigrations.MigrationCoordinator.run", qos: qos).async {
-            self.start(targets: targets, phase: phase, handle: handle, completion: completion)
+            self.start(targets: targets, postDeploy: postDeploy, phase: phase, handle: handle, completion: completion)
         }
     }
 
     /// Plans and starts a run; `completion` is called once, on any thread. The run is attached to
     /// `handle` before its first step starts, so that a cancellation is never applied late.
     private func start(
-        targets: [MigrationReference]?, phase: RunPhase, handle: MigrationRunHandle? = nil,
+        targets: [MigrationReference]?, postDeploy: Bool, phase: RunPhase, handle: MigrationRunHandle? = nil,
         completion: @escaping @Sendable (Result<MigrationReport, any Error>) -> Void
     ) {
         let startedAt = Date()
@@ -301,7 +343,7 @@ public final class MigrationCoordinator: @unchecked Sendable {
             observer = userObserver
         }
         do {
-            planned = try executablePlan(targets: targets)
+            planned = try executablePlan(targets: targets, postDeploy: postDeploy)
             if let refusal = planned.executable.plan.blockingErrors.first { throw refusal }
         } catch {
             // The run's progress may already be a child of the caller's: finish it.
@@ -338,7 +380,7 @@ public final class MigrationCoordinator: @unchecked Sendable {
 
     /// Freezes the managers, validates their graph, reads each store's records once (managers on
     /// stores of one identity share the read), asks first-launch policies, and plans.
-    private func executablePlan(targets: [MigrationReference]?) throws -> (executable: ExecutablePlan, managers: [ManagerDefinition]) {
+    private func executablePlan(targets: [MigrationReference]?, postDeploy: Bool) throws -> (executable: ExecutablePlan, managers: [ManagerDefinition]) {
         let (registered, dependentsPolicy) = lock.withLock { (managers, self.dependentsPolicy) }
         let definitions = registered.map { $0.definition() }
         let graph = try MigrationGraph(managers: definitions.map(\.graphManager), appVersion: appVersion)
@@ -365,9 +407,9 @@ public final class MigrationCoordinator: @unchecked Sendable {
                 isRebuildable: definition.isRebuildable,
                 record: record, newerStorePolicy: definition.newerStorePolicy, latePolicy: definition.latePolicy,
                 firstLaunch: record.level == nil ? try definition.decideFirstLaunch() : nil,
-                hasHook: definition.hasHook))
+                hasHook: definition.hasHook, postDeploy: definition.postDeploy))
         }
-        var executable = try MigrationPlanner.plan(graph, inputs: inputs, targets: targets)
+        var executable = try MigrationPlanner.plan(graph, inputs: inputs, targets: targets, postDeploy: postDeploy)
         if definitions.contains(where: { $0.deferred.contains(true) }) {
             Deferral.apply(to: &executable, registered: definitions.map(\.deferred), policy: dependentsPolicy)
         }
@@ -380,7 +422,7 @@ public final class MigrationCoordinator: @unchecked Sendable {
     }
 }
 
-/// A run started by ``MigrationCoordinator/run(targets:launchBudget:queue:completion:)``: its
+/// A run started by ``MigrationCoordinator/run(targets:launchBudget:postDeploy:queue:completion:)``: its
 /// events, where it stands, its progress, and a way to pause or cancel it.
 ///
 /// Under Swift 6, follow a run through ``events`` and ``snapshot``, which need no state of your
@@ -531,6 +573,7 @@ public final class MigrationRunHandle: @unchecked Sendable {
 protocol MigrationManagerDefining: AnyObject, Sendable {
     var name: String { get }
     func definition() -> ManagerDefinition
+    func baseline(at version: Version) throws -> Bool
 }
 
 extension MigrationManager: MigrationManagerDefining {}

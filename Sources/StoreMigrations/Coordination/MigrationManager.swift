@@ -35,6 +35,9 @@ public final class MigrationManager<Store: MigrationStore>: @unchecked Sendable 
         @usableFromInline var bodies: [RegisteredBody] = []
         @usableFromInline var transactions: [TransactionMode] = []
         @usableFromInline var options: [MigrationOptions] = []
+        /// Kept as migrations register, so that freezing a manager with no deferred migration
+        /// (nearly every launch) reads no body.
+        @usableFromInline var hasDeferred = false
 
         @usableFromInline
         init() {}
@@ -58,6 +61,7 @@ public final class MigrationManager<Store: MigrationStore>: @unchecked Sendable 
             bodies.append(body)
             transactions.append(transaction)
             self.options.append(options)
+            if case .batched(_, _, deferred: true) = body { hasDeferred = true }
         }
     }
 
@@ -265,7 +269,7 @@ public final class MigrationManager<Store: MigrationStore>: @unchecked Sendable 
         if let error = version.parseError {
             throw MigrationError.invalidVersion(text: error.text, reason: error.reason, manager: name)
         }
-        return try StepExecutor.baseline(version, of: name, in: store) == .applied
+        return try StepExecutor.baseline(version, of: name, in: store).isApplied
     }
 
     /// The level recorded in the store for this manager, or `nil` if none is.

@@ -3,15 +3,16 @@
 ///
 /// A store only reads records and runs exclusive transactions. Everything else (whether a
 /// migration is already applied, running its body, recording it, baselines, resets and hooks)
-/// is decided by the coordinator's step executor, in one place, inside ``transaction(_:)``: it
-/// reads the records the transaction hands it (read again under the store's lock), runs the
-/// body on the content, and changes the records. The store then commits the records with the
-/// content, atomically where it can, or nothing at all if the closure throws.
+/// is decided by the coordinator's step executor, in one place, inside
+/// ``transaction(_:_:)``: it reads the records the transaction hands it (read again under the
+/// store's lock), runs the body on the content, and changes the records. The store then commits
+/// the records with the content, atomically where it can, or nothing at all if the closure
+/// throws.
 ///
 /// The protocol lives beside the coordinator rather than among the stores because it is what
 /// the coordinator needs of a store: stores implement it, the coordinator knows no store type.
 ///
-/// A store of your own implements four requirements; a class whose properties are all `let`
+/// A store of your own implements three requirements; a class whose properties are all `let`
 /// constants of `Sendable` types is `Sendable` as it is:
 ///
 /// ```swift
@@ -19,12 +20,12 @@
 ///     typealias Content = [String: Data]
 ///     let service: String
 ///     var description: String { "keychain service \(service)" }
-///     var identity: StoreIdentity { StoreIdentity(kind: "keychain", value: service) }
 ///
 ///     func readRecords() throws -> [String: MigrationRecord] {
 ///         try Keychain.records(service)                  // read only; [:] when there are none
 ///     }
 ///     func transaction<T>(
+///         _ request: TransactionRequest,
 ///         _ body: (inout [String: MigrationRecord], inout [String: Data]) throws -> T
 ///     ) throws -> T {
 ///         try Keychain.withLock(service) {               // excludes other threads and processes
@@ -37,6 +38,9 @@
 ///     }
 /// }
 /// ```
+///
+/// It may also name its storage (``identity``), say that it can be thrown away (``isRebuildable``,
+/// ``rebuild(_:)``) and run steps outside a transaction (``runsStepsOutsideTransactions``).
 public protocol MigrationStore<Content>: AnyObject, Sendable, CustomStringConvertible {
     /// What a migration body edits: `inout Preferences`, a `Database`, a `CacheDirectory`, ….
     associatedtype Content
@@ -57,6 +61,12 @@ public protocol MigrationStore<Content>: AnyObject, Sendable, CustomStringConver
     /// create nothing. Defaults to `true`.
     var exists: Bool { get }
 
+    /// Whether the store runs requests whose ``TransactionRequest/mode`` is
+    /// ``TransactionMode/none`` (migrations registered with `transaction: .none`). Defaults to
+    /// `false`: the coordinator then refuses such a migration with
+    /// ``MigrationError/transactionModeNotSupported(migration:store:)`` before asking the store.
+    var runsStepsOutsideTransactions: Bool { get }
+
     /// Reads the record of every manager that has one, without changing anything.
     ///
     /// Planning calls it, so it must create, convert and lock nothing: a store that does not
@@ -70,28 +80,17 @@ public protocol MigrationStore<Content>: AnyObject, Sendable, CustomStringConver
     /// the content. When `body` returns, commits the content and the records as `body` left them,
     /// together and atomically where the store can; when it throws, commits nothing and rethrows
     /// the error unchanged. A transaction whose records come back unchanged may skip writing.
-    func transaction<T>(_ body: (inout [String: MigrationRecord], inout Content) throws -> T) throws -> T
-
-    /// Like ``transaction(_:)``, for a migration registered with ``TransactionMode/none``: holds
-    /// the store's exclusive lock across processes and hands `body` the records read under it, but
-    /// runs no transaction around `body`, so that statements a transaction refuses can run; then
-    /// writes the records `body` left. Nothing makes the body and the record atomic: a crash in
-    /// between runs the body again. The default implementation refuses with
-    /// ``MigrationError/transactionModeNotSupported(migration:store:)``.
-    func withoutTransaction<T>(_ body: (inout [String: MigrationRecord], inout Content) throws -> T) throws -> T
-
-    /// Like ``transaction(_:)``, told which migration runs and where to report a wait (see
-    /// ``TransactionRequest``). The coordinator calls this one; the default implementation
-    /// calls ``transaction(_:)``, so a store that neither waits nor treats migrations apart
-    /// need not implement it.
+    ///
+    /// `request` says which migration runs, with which options, and where to report a wait for
+    /// another holder of the store (``TransactionRequest/waiting(_:)``); a store that neither
+    /// waits nor treats migrations apart ignores it. With ``TransactionMode/none`` (only asked of
+    /// a store that ``runsStepsOutsideTransactions``) the store holds its exclusive lock and hands
+    /// `body` the records read under it, but runs no transaction around `body`, so that
+    /// statements a transaction refuses can run; then writes the records `body` left.
     func transaction<T>(_ request: TransactionRequest, _ body: (inout [String: MigrationRecord], inout Content) throws -> T) throws -> T
 
-    /// Like ``withoutTransaction(_:)``, told which migration runs and where to report a wait.
-    /// The default implementation calls ``withoutTransaction(_:)``.
-    func withoutTransaction<T>(_ request: TransactionRequest, _ body: (inout [String: MigrationRecord], inout Content) throws -> T) throws -> T
-
     /// Throws the content away, for the ``NewerStorePolicy/reset`` policy; called inside
-    /// ``transaction(_:)``. Only called on rebuildable stores; the default implementation throws
+    /// ``transaction(_:_:)``. Only called on rebuildable stores; the default implementation throws
     /// ``MigrationError/resetNotSupported(manager:store:)`` (the coordinator names the manager).
     func rebuild(_ content: inout Content) throws
 }
@@ -106,19 +105,17 @@ extension MigrationStore {
     /// Stores exist unless they say otherwise.
     public var exists: Bool { true }
 
-    /// Refuses: the store runs every step in a transaction.
-    public func withoutTransaction<T>(_ body: (inout [String: MigrationRecord], inout Content) throws -> T) throws -> T {
-        throw MigrationError.transactionModeNotSupported(migration: MigrationReference(manager: "", version: 0), store: description)
-    }
+    /// Every step runs in the store's transaction.
+    public var runsStepsOutsideTransactions: Bool { false }
 
-    /// Runs ``transaction(_:)``: the store reports no waits.
-    public func transaction<T>(_ request: TransactionRequest, _ body: (inout [String: MigrationRecord], inout Content) throws -> T) throws -> T {
-        try transaction(body)
-    }
-
-    /// Runs ``withoutTransaction(_:)``: the store reports no waits.
-    public func withoutTransaction<T>(_ request: TransactionRequest, _ body: (inout [String: MigrationRecord], inout Content) throws -> T) throws -> T {
-        try withoutTransaction(body)
+    /// Runs `body` in a transaction of the store, as ``transaction(_:_:)`` with a request for no
+    /// particular migration: to read or change records and content together outside a run.
+    ///
+    /// ```swift
+    /// let theme = try preferencesStore.transaction { _, preferences in preferences["theme"] }
+    /// ```
+    public func transaction<T>(_ body: (inout [String: MigrationRecord], inout Content) throws -> T) throws -> T {
+        try transaction(TransactionRequest(), body)
     }
 
     /// Refuses: a store that is not rebuildable must not lose its contents.

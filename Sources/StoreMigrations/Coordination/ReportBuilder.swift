@@ -1,7 +1,7 @@
 import Foundation
 
 /// Turns a run's step results into its ``MigrationReport``: each step's outcome and timing, and
-/// each manager's level after the run as the steps left it.
+/// each manager's level after the run as the records its steps committed give it.
 enum ReportBuilder {
     static func report(
         executable: ExecutablePlan, managers: [ManagerDefinition], results: [Scheduler<StepOutcome>.Result],
@@ -17,17 +17,14 @@ enum ReportBuilder {
             let outcome: MigrationReport.Step.Outcome
             var error: (any Error)?
             switch result.outcome {
-            case .succeeded(.applied):
+            // A manager's steps run one after the other in plan order: the last one's record,
+            // read or committed under the store's lock, holds its level after the run.
+            case .succeeded(.applied(let level)):
                 outcome = .applied
-                switch executable.work(ofStep: index) {
-                case .migrate(_, let version): levelAfter[manager] = max(levelAfter[manager] ?? version, version)
-                case .baseline(let version): levelAfter[manager] = version
-                case .reset: levelAfter[manager] = nil
-                case .appVersionChange: break
-                }
+                levelAfter[manager] = level
             case .succeeded(.alreadyApplied(let level)):
                 outcome = .alreadyApplied(level: level)
-                if planned.action != .appVersionChange { levelAfter[manager] = level }
+                levelAfter[manager] = level
             case .succeeded(.suspended(let progress)), .postponed(.suspended(let progress)):
                 outcome = .inProgress(progress)
             case .succeeded(.deferred), .postponed:

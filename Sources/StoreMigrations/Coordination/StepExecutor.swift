@@ -2,8 +2,9 @@ import Foundation
 
 /// What a step did to its store.
 package enum StepOutcome: Sendable, Hashable {
-    /// The step ran and its record changed.
-    case applied
+    /// The step ran and its record changed; `level` is the manager's level in the record it
+    /// committed, which the report gives as the level after the run.
+    case applied(level: Version?)
     /// The record, read again under the store's lock, showed the work done (by another process,
     /// or another run); nothing ran. `level` is the manager's level as that record gave it.
     case alreadyApplied(level: Version?)
@@ -12,6 +13,12 @@ package enum StepOutcome: Sendable, Hashable {
     case suspended(StepProgress?)
     /// A deferred migration, or one depending on it, left for the background.
     case deferred
+
+    /// Whether the step ran and changed its record, whatever level it left.
+    package var isApplied: Bool {
+        if case .applied = self { return true }
+        return false
+    }
 }
 
 /// The one place that decides, for every kind of step, "already done? skip : do it and record
@@ -60,16 +67,14 @@ package enum StepExecutor {
             // In place: a copy of the record would copy its whole applied set on every step.
             records[manager, default: MigrationRecord()]
                 .markApplied(version, at: startedAt, duration: (ContinuousClock.now - start).seconds)
-            return .applied
+            return .applied(level: records[manager]?.level)
         }
-        let request = TransactionRequest(migration: migration, source: source, options: options)
+        if mode == .none, !store.runsStepsOutsideTransactions {
+            throw MigrationError.transactionModeNotSupported(migration: migration, store: store.description)
+        }
+        let request = TransactionRequest(migration: migration, source: source, mode: mode, options: options)
         do {
-            switch mode {
-            case .transactional: return try store.transaction(request, step)
-            case .none: return try store.withoutTransaction(request, step)
-            }
-        } catch MigrationError.transactionModeNotSupported(_, let description) {
-            throw MigrationError.transactionModeNotSupported(migration: migration, store: description)
+            return try store.transaction(request, step)
         } catch let error as any MigrationAttributableError {
             throw error.attributed(to: migration)
         }
@@ -120,7 +125,7 @@ package enum StepExecutor {
                         return .committed(next, processed: processed)
                     case .finished:
                         records[manager, default: MigrationRecord()].markApplied(version, at: startedAt, duration: elapsed)
-                        return .finished
+                        return .finished(records[manager]?.level)
                     }
                 }
             } catch let error as any MigrationAttributableError {
@@ -129,9 +134,9 @@ package enum StepExecutor {
             batches += 1
             switch outcome {
             case .alreadyApplied(let level):
-                return batches == 1 ? .alreadyApplied(level: level) : .applied
-            case .finished:
-                return .applied
+                return batches == 1 ? .alreadyApplied(level: level) : .applied(level: level)
+            case .finished(let level):
+                return .applied(level: level)
             case let .committed(committed, processed):
                 progress = committed
                 source.run.reportBatch(committed, ofStep: source.step)
@@ -151,7 +156,7 @@ package enum StepExecutor {
             if let level = record.level { return .alreadyApplied(level: level) }
             record.baseline = version
             records[manager] = record
-            return .applied
+            return .applied(level: record.level)
         }
     }
 
@@ -168,7 +173,7 @@ package enum StepExecutor {
                 }
                 try store.rebuild(&content)
                 records[manager] = nil
-                return .applied
+                return .applied(level: nil)
             }
         } catch MigrationError.resetNotSupported(_, let description) {
             throw MigrationError.resetNotSupported(manager: manager, store: description)
@@ -188,7 +193,7 @@ package enum StepExecutor {
             try hook(record.appVersion, current)
             record.appVersion = current
             records[manager] = record
-            return .applied
+            return .applied(level: record.level)
         }
     }
 
@@ -212,7 +217,7 @@ package enum StepExecutor {
 /// What one batch's transaction did.
 private enum BatchOutcome {
     case committed(StepProgress, processed: Int)
-    case finished
+    case finished(Version?)
     case alreadyApplied(Version?)
 }
 

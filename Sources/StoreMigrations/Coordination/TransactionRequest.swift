@@ -1,9 +1,9 @@
 import Foundation
 
 /// What the coordinator tells a store about the transaction it asks for: the migration it runs,
-/// and where to report a wait. Given to ``MigrationStore/transaction(_:_:)`` and
-/// ``MigrationStore/withoutTransaction(_:_:)``; a store that never waits, or does not say, can
-/// ignore it (the protocol's default does).
+/// whether in a transaction, with which options, and where to report a wait. Given to
+/// ``MigrationStore/transaction(_:_:)``; a store that never waits, or does not say, can ignore
+/// it.
 ///
 /// ```swift
 /// func transaction<T>(
@@ -22,6 +22,9 @@ public struct TransactionRequest: Sendable {
     /// The migration the transaction runs; `nil` when it changes records only (a baseline, a
     /// reset, an app-version hook).
     public let migration: MigrationReference?
+    /// Whether the body runs inside the store's transaction (``TransactionMode/transactional``,
+    /// always, unless the store ``MigrationStore/runsStepsOutsideTransactions``).
+    public let mode: TransactionMode
     /// Whether the transaction runs one batch of a resumable migration
     /// (``MigrationManager/registerResumable(_:dependsOn:batchSize:deferred:options:_:)``): a store that
     /// can tell refuses schema changes in it, since batches must leave the schema alone.
@@ -36,16 +39,20 @@ public struct TransactionRequest: Sendable {
 
     /// A request for `migration`, reporting waits to `onWait`: for tests of a custom store.
     public init(
-        migration: MigrationReference? = nil, isBatch: Bool = false, options: MigrationOptions = MigrationOptions(),
-        onWait: @escaping @Sendable (StoreWait) -> Void = { _ in }
+        migration: MigrationReference? = nil, mode: TransactionMode = .transactional, isBatch: Bool = false,
+        options: MigrationOptions = MigrationOptions(), onWait: @escaping @Sendable (StoreWait) -> Void = { _ in }
     ) {
         self.init(
-            migration: migration, source: StepSource(run: StandaloneRun(onWait: onWait), step: 0), isBatch: isBatch,
-            options: options)
+            migration: migration, source: StepSource(run: StandaloneRun(onWait: onWait), step: 0), mode: mode,
+            isBatch: isBatch, options: options)
     }
 
-    init(migration: MigrationReference?, source: StepSource, isBatch: Bool = false, options: MigrationOptions = MigrationOptions()) {
+    init(
+        migration: MigrationReference?, source: StepSource, mode: TransactionMode = .transactional, isBatch: Bool = false,
+        options: MigrationOptions = MigrationOptions()
+    ) {
         self.migration = migration
+        self.mode = mode
         self.isBatch = isBatch
         self.options = options
         self.run = source.run

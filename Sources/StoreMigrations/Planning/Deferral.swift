@@ -3,12 +3,14 @@
 /// step that runs at launch depends on one that does not.
 enum Deferral {
     /// Marks `executable`'s deferred steps; `registered[manager][position]` says whether a
-    /// migration was registered deferred. O(V + E).
+    /// migration was registered deferred, and an empty `registered[manager]` that none of its
+    /// migrations was. O(V + E).
     static func apply(to executable: inout ExecutablePlan, registered: [[Bool]], policy: DependentsOfDeferredPolicy) {
         let steps = executable.plan.steps.indices
         var deferred = steps.map { index in
             guard case .migrate(let position, _) = executable.work(ofStep: index) else { return false }
-            return registered[executable.stepManagers[index]][position]
+            let manager = registered[executable.stepManagers[index]]
+            return !manager.isEmpty && manager[position]
         }
         guard deferred.contains(true) else { return }
         var predecessors = [[Int]](repeating: [], count: steps.count)

@@ -1,4 +1,4 @@
-/// The pending work of a coordinator, computed by ``MigrationCoordinator/plan(targets:)`` without
+/// The pending work of a coordinator, computed by ``MigrationCoordinator/plan(targets:postDeploy:)`` without
 /// running anything.
 ///
 /// ```swift
@@ -43,9 +43,14 @@ public struct MigrationPlan: Sendable, Hashable, Codable, CustomStringConvertibl
         /// The pending migrations a launch leaves for the background: deferred ones, and those
         /// that wait for them (``DependentsOfDeferredPolicy``).
         public internal(set) var deferred: [Version] = []
+        /// The pending migrations that wait for the deployment to say the previous version is
+        /// gone: those registered post-deploy (``/StoreMigrations/MigrationOptions/postDeploy``) and
+        /// those that depend on them. In ``pending`` only when the plan includes them
+        /// (`plan(postDeploy: true)`).
+        public internal(set) var postDeploy: [Version] = []
         /// The pending resumable migrations that have committed batches: how far each has got,
         /// where it resumes, and the time left at the measured rate.
-        public let inProgress: [StepProgress]
+        public internal(set) var inProgress: [StepProgress]
     }
 
     /// Something worth a look that does not stop the run.
@@ -72,9 +77,15 @@ public struct MigrationPlan: Sendable, Hashable, Codable, CustomStringConvertibl
     public let steps: [PlannedStep]
     /// Findings that do not stop the run.
     public let diagnostics: [Diagnostic]
+    /// The steps left out of ``steps`` because they wait for the deployment to say the previous
+    /// version is gone (post-deploy migrations and their dependents), in the order they would
+    /// run; empty when the plan includes them. ``isUpToDate`` does not count them: a replica's
+    /// start-up has nothing to do about them.
+    public private(set) var postDeploySteps: [PlannedStep] = []
 
     /// Whether there is nothing to do: no step, and nothing that `run()`
     /// would refuse to start for (a newer store or late migrations under a `.fail` policy).
+    /// Post-deploy work held back (``postDeploySteps``) does not count: a start-up run leaves it.
     public var isUpToDate: Bool { steps.isEmpty && blockingErrors.isEmpty }
 
     /// Whether some manager's store is newer than the app (a newer app version wrote it).
@@ -93,6 +104,17 @@ public struct MigrationPlan: Sendable, Hashable, Codable, CustomStringConvertibl
             }
             return nil
         }
+    }
+
+    /// Lists each manager's post-deploy migrations (`versions`, by manager), and the steps held
+    /// back from ``steps``; a held resumable migration's progress (from `records`) stays listed.
+    mutating func setPostDeploy(_ versions: [[Version]], heldSteps: [PlannedStep], records: [MigrationRecord]) {
+        for index in managers.indices where !versions[index].isEmpty {
+            managers[index].postDeploy = versions[index]
+            let listed = Set(managers[index].pending + versions[index])
+            managers[index].inProgress = records[index].inProgress.filter { listed.contains($0.version) }
+        }
+        postDeploySteps = heldSteps
     }
 
     mutating func setDeferred(_ deferred: [[Version]]) {
@@ -123,6 +145,9 @@ public struct MigrationPlan: Sendable, Hashable, Codable, CustomStringConvertibl
             }
             if !manager.ahead.isEmpty { line += "; ahead " + manager.ahead.map(\.description).joined(separator: ", ") }
             if !manager.deferred.isEmpty { line += "; deferred " + manager.deferred.map(\.description).joined(separator: ", ") }
+            if !manager.postDeploy.isEmpty {
+                line += "; post-deploy " + manager.postDeploy.map(\.description).joined(separator: ", ")
+            }
             lines.append(line)
             lines += manager.inProgress.map { "    in progress \($0)" }
         }
@@ -130,43 +155,57 @@ public struct MigrationPlan: Sendable, Hashable, Codable, CustomStringConvertibl
             // From 0, as `PlannedStep.wave` in the JSON and the `waves` array count them.
             lines.append("  wave \(index): " + wave.map(\.description).joined(separator: "; "))
         }
+        if !postDeploySteps.isEmpty {
+            lines.append("  after the deployment (post-deploy): " + postDeploySteps.map(\.description).joined(separator: "; "))
+        }
         lines += diagnostics.map { "  note: \($0)" }
         return lines.joined(separator: "\n")
     }
 
     /// The plan as a Graphviz DOT digraph: one node per step, clustered by manager, one edge per
-    /// dependency. Render it with `dot -Tsvg plan.dot -o plan.svg`.
+    /// dependency; deferred steps dashed, post-deploy steps (``postDeploySteps`` included) dotted.
+    /// Render it with `dot -Tsvg plan.dot -o plan.svg`.
     public func graphviz() -> String {
         func quoted(_ text: String) -> String {
             "\"" + text.escapingASCII("\\\"", with: "\\") + "\""
         }
         var lines = ["digraph migrations {", "  rankdir=LR;", "  node [shape=box];"]
+        let allSteps = steps + postDeploySteps
         var stepsByManager: [String: [PlannedStep]] = [:]
-        for step in steps { stepsByManager[step.manager, default: []].append(step) }
+        for step in allSteps { stepsByManager[step.manager, default: []].append(step) }
         for (index, manager) in managers.enumerated() {
             guard let managerSteps = stepsByManager[manager.name] else { continue }
             lines.append("  subgraph cluster_\(index) {")
             lines.append("    label=\(quoted(manager.name));")
             let deferred = Set(manager.deferred)
+            let postDeploy = Set(manager.postDeploy)
             for step in managerSteps {
                 // Lines of a node's label, joined by DOT's own line break escape.
                 var label = [step.id.description]
+                var style: String?
                 if step.action == .migrate, let version = step.version {
                     if let progress = manager.inProgress.first(where: { $0.version == version }) {
                         label.append(progress.fractionDone.map { "\(Int($0 * 100))% done" } ?? "\(progress.done) done")
                     }
-                    if deferred.contains(version) { label.append("(deferred)") }
+                    if deferred.contains(version) {
+                        label.append("(deferred)")
+                        style = "dashed"
+                    }
+                    if postDeploy.contains(version) {
+                        label.append("(post-deploy)")
+                        style = "dotted"
+                    }
                 }
                 var node = "    \(quoted(step.id.description))"
                 if label.count > 1 {
                     let text = "\"" + label.map { $0.escapingASCII("\\\"", with: "\\") }.joined(separator: "\\n") + "\""
-                    node += " [label=\(text)\(label.last == "(deferred)" ? ", style=dashed" : "")]"
+                    node += " [label=\(text)\(style.map { ", style=\($0)" } ?? "")]"
                 }
                 lines.append(node + ";")
             }
             lines.append("  }")
         }
-        for step in steps {
+        for step in allSteps {
             for dependency in step.dependencies {
                 lines.append("  \(quoted(dependency.description)) -> \(quoted(step.id.description));")
             }

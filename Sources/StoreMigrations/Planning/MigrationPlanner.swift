@@ -14,6 +14,8 @@ struct PlanningInput: Sendable {
     /// The first-launch policy's decision, when the record has no level.
     let firstLaunch: FirstLaunchDecision?
     let hasHook: Bool
+    /// The positions of the migrations registered post-deploy, ascending; usually none.
+    var postDeploy: [Int] = []
 }
 
 /// A plan with what running it needs, in plan order: each step's manager, its position among the
@@ -102,8 +104,13 @@ enum MigrationPlanner {
         var pendingCount: Int { pendingLate.count + pendingRange.count }
     }
 
-    /// - Parameter targets: When given, only these migrations and the steps they depend on.
-    static func plan(_ graph: MigrationGraph, inputs: [PlanningInput], targets: [MigrationReference]? = nil) throws -> ExecutablePlan {
+    /// - Parameters:
+    ///   - targets: When given, only these migrations and the steps they depend on.
+    ///   - postDeploy: Whether the plan includes the steps that wait for the deployment
+    ///     (``PostDeploy``); otherwise they are listed apart (``MigrationPlan/postDeploySteps``).
+    static func plan(
+        _ graph: MigrationGraph, inputs: [PlanningInput], targets: [MigrationReference]? = nil, postDeploy: Bool = false
+    ) throws -> ExecutablePlan {
         let managers = graph.managers
         let appVersion = graph.appVersion
         try rejectResetsOfSharedStores(graph, inputs)
@@ -191,7 +198,29 @@ enum MigrationPlanner {
         if let targets {
             steps = try steps.keepingAncestors(of: targets.map { try targetStep($0, graph: graph, stepOfNode: stepOfNode) })
         }
-        return order(graph: graph, inputs: inputs, starts: starts, steps: steps, diagnostics: diagnostics)
+        let full = order(graph: graph, inputs: inputs, starts: starts, steps: steps, diagnostics: diagnostics)
+        guard inputs.contains(where: { !$0.postDeploy.isEmpty }) else { return full }
+        let held = PostDeploy.held(
+            count: steps.count, edges: steps.allEdges(),
+            isPostDeploy: { step in
+                let position = Int(steps.positions[step])
+                return position >= 0 && inputs[Int(steps.managers[step])].postDeploy.contains(position)
+            },
+            isHook: { steps.actions[$0] == .appVersionChange })
+        guard held.contains(true) else { return full }
+        var versions = [[Version]](repeating: [], count: managers.count)
+        for step in 0..<steps.count where held[step] {
+            versions[Int(steps.managers[step])].append(managers[Int(steps.managers[step])].versions[Int(steps.positions[step])])
+        }
+        var executable = full
+        var heldSteps: [PlannedStep] = []
+        if !postDeploy {
+            heldSteps = (0..<steps.count).filter { held[$0] }.map { Int(full.planIndex[$0]) }.sorted().map { full.plan.steps[$0] }
+            executable = order(
+                graph: graph, inputs: inputs, starts: starts, steps: steps.keeping(held.map { !$0 }), diagnostics: diagnostics)
+        }
+        executable.plan.setPostDeploy(versions, heldSteps: heldSteps, records: inputs.map(\.record))
+        return executable
     }
 
     /// The step of a targeted migration, or `nil` when it is applied already.
@@ -391,13 +420,19 @@ enum MigrationPlanner {
                 kept[step] = true
                 stack.append(contentsOf: predecessors.successors(of: step))
             }
+            return keeping(kept)
+        }
+
+        /// Only the steps `kept` says, in the same order, with the edges between them. A step
+        /// whose chain predecessor is dropped follows the manager's previous kept step.
+        func keeping(_ kept: [Bool]) -> GeneratedSteps {
             var newIndex = [Int](repeating: -1, count: count)
             var result = GeneratedSteps()
             for step in 0..<count where kept[step] {
                 newIndex[step] = result.append(
                     manager: Int(managers[step]), action: actions[step], position: Int(positions[step]), version: otherVersions[step])
             }
-            for edge in edgeFrom.indices where kept[edgeTo[edge]] {
+            for edge in edgeFrom.indices where kept[edgeTo[edge]] && kept[edgeFrom[edge]] {
                 result.addEdge(from: newIndex[edgeFrom[edge]], to: newIndex[edgeTo[edge]])
             }
             return result

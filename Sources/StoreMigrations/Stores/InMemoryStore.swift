@@ -60,7 +60,9 @@ public final class InMemoryStore<Value: Sendable>: MigrationStore, @unchecked Se
         }
     }
 
-    public func transaction<T>(_ body: (inout [String: MigrationRecord], inout Value) throws -> T) throws -> T {
+    public func transaction<T>(
+        _ request: TransactionRequest, _ body: (inout [String: MigrationRecord], inout Value) throws -> T
+    ) throws -> T {
         try lock.withLock {
             var newRecords = records
             var newValue = value

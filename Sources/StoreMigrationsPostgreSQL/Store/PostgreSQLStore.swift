@@ -230,17 +230,18 @@ public final class PostgreSQLStore: MigrationStore, @unchecked Sendable {
         }
     }
 
-    /// Runs a step in one transaction holding the store's advisory lock; see the type's discussion.
-    public func transaction<T>(_ body: (inout [String: MigrationRecord], inout PostgreSQLConnection) throws -> T) throws -> T {
-        try transaction(TransactionRequest(), body)
-    }
+    /// A PostgreSQL store runs steps registered with ``/StoreMigrations/TransactionMode/none``.
+    public var runsStepsOutsideTransactions: Bool { true }
 
-    /// Runs ``transaction(_:)``, reporting a wait for the advisory lock (with the holder's
-    /// backend pid) to `request`.
+    /// Runs a step in one transaction holding the store's advisory lock, reporting a wait for the
+    /// lock (with the holder's backend pid) to `request`; see the type's discussion. A request
+    /// for ``/StoreMigrations/TransactionMode/none`` runs `body` outside any transaction instead,
+    /// holding the advisory lock at session level, and records it afterwards: at least once.
     public func transaction<T>(
         _ request: TransactionRequest, _ body: (inout [String: MigrationRecord], inout PostgreSQLConnection) throws -> T
     ) throws -> T {
-        try withConnection { db in
+        if request.mode == .none { return try runOutsideTransaction(request, body) }
+        return try withConnection { db in
             guard !db.isInTransaction else {
                 throw db.misuse("a migration step cannot start inside a migration body or a read; return from it first")
             }
@@ -285,14 +286,8 @@ public final class PostgreSQLStore: MigrationStore, @unchecked Sendable {
         }
     }
 
-    /// Runs a ``/StoreMigrations/TransactionMode/none`` step outside any transaction, holding the store's advisory
-    /// lock at session level, and records it afterwards: at least once; see the type's discussion.
-    public func withoutTransaction<T>(_ body: (inout [String: MigrationRecord], inout PostgreSQLConnection) throws -> T) throws -> T {
-        try withoutTransaction(TransactionRequest(), body)
-    }
-
-    /// Runs ``withoutTransaction(_:)``, reporting a wait for the advisory lock to `request`.
-    public func withoutTransaction<T>(
+    /// ``transaction(_:_:)`` for ``/StoreMigrations/TransactionMode/none``.
+    private func runOutsideTransaction<T>(
         _ request: TransactionRequest, _ body: (inout [String: MigrationRecord], inout PostgreSQLConnection) throws -> T
     ) throws -> T {
         try withConnection { db in

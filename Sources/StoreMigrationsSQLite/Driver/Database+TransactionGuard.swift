@@ -118,4 +118,14 @@ extension Database {
         try guarding.statementDone(Self.unseenStatement, on: handle)
         return result
     }
+
+    /// Runs `body` with schema changes allowed, inside a batch that denies them to its body: for
+    /// the library's own resumable forms, whose schema changes commit with their first or last
+    /// batch. Never handed to a migration body.
+    func allowingSchemaChanges<T>(_ body: () throws -> T) rethrows -> T {
+        let denied = authorizer.deniesSchemaChanges
+        authorizer.deniesSchemaChanges = false
+        defer { authorizer.deniesSchemaChanges = denied }
+        return try body()
+    }
 }

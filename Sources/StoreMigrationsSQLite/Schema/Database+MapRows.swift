@@ -1,3 +1,8 @@
+#if canImport(SQLite3)
+import SQLite3
+#else
+import CSQLite
+#endif
 import StoreMigrations
 
 extension Database {
@@ -43,6 +48,48 @@ extension Database {
             }
         }
         progress(inBatch)
+    }
+
+    /// Maps at most `limit` rows of `table` after `lastKey` (from its first row when `nil`), in
+    /// key order, and returns how many it mapped and the key of the last one: a batch of a
+    /// resumable schema migration. The table's key columns are added to what `mapping` reads
+    /// when it does not list them.
+    func mapRows(
+        of table: String, through mapping: EntityMapping, into destination: MappingDestination,
+        after lastKey: [DatabaseValue]?, limit: Int
+    ) throws -> (visited: Int, lastKey: [DatabaseValue]?) {
+        let info = try tableInfo(table)
+        let key = try pagingKey(of: table, columns: info)
+        let selected = mapping.columns ?? info.map(\.name)
+        let unlistedKey = key.filter { column in !selected.contains { sameName($0, column) } }
+        let selection = (mapping.columns.map { $0.map(Self.quoted) } ?? ["*"]) + unlistedKey.map(Self.quoted)
+        let keyList = key.map(Self.quoted).joined(separator: ", ")
+        var sql = "SELECT \(selection.joined(separator: ", ")) FROM \(Self.quoted(table))"
+        var arguments: [DatabaseValue] = []
+        if let lastKey {
+            guard lastKey.count == key.count else {
+                throw error(
+                    code: SQLITE_MISUSE,
+                    message: "the recorded cursor \(RowTransformer.cursor(after: lastKey)) does not fit the key of table "
+                        + "\(table) (\(key.joined(separator: ", ")))",
+                    sql: nil)
+            }
+            sql += " WHERE (\(keyList)) > (\(key.map { _ in "?" }.joined(separator: ", ")))"
+            arguments = lastKey
+        }
+        sql += " ORDER BY \(keyList) LIMIT ?"
+        arguments.append(.integer(Int64(max(1, limit))))
+        let transform = mapping.transform
+        var visited = 0
+        var last: Row?
+        try prepare(sql).forEachRow(arguments: arguments) { row in
+            try transform(row, destination)
+            visited += 1
+            last = row
+        }
+        guard let last else { return (0, nil) }
+        let positions = key.map { column in last.columnNames.lastIndex { sameName($0, column) }! }
+        return (visited, positions.map { last.values[$0] })
     }
 
     /// Drops the set-aside `tables`, those referring to others first.

@@ -103,7 +103,7 @@ extension Database {
     }
 
     /// The changes to `schema`, or the error that stops them.
-    private func plan(to schema: DeclaredSchema, mappings: [EntityMapping]) throws -> SchemaDiff {
+    func plan(to schema: DeclaredSchema, mappings: [EntityMapping]) throws -> SchemaDiff {
         var problems = schema.problems()
         let live = try self.schema()
         var sources = Set<String>()
@@ -145,23 +145,29 @@ extension Database {
     /// afterwards would delete or orphan the referring rows. Without enforcement (a store's
     /// ``SQLiteStore/ForeignKeyCheck/deferred`` mode) the references stay on the table's name,
     /// which the new table takes, and the store checks them before commit.
-    private func checkMappedTablesAreNotReferred(by mappings: [EntityMapping]) throws {
+    ///
+    /// A resumable migration is refused such a table whatever the check: between two of its
+    /// batches the referring rows would point at rows not mapped yet, and each batch commits.
+    func checkMappedTablesAreNotReferred(by mappings: [EntityMapping], resumable: Bool = false) throws {
         let sources = mappings.map(\.source)
         for source in sources {
             let children = try foreignKeysReferring(to: source).map(\.child)
-            if let child = children.first(where: { child in !sources.contains { sameName($0, child) } }) {
-                throw error(
-                    code: SQLITE_MISUSE,
-                    message: "cannot map the rows of table \(source) while foreign keys are enforced: table "
+            guard let child = children.first(where: { child in !sources.contains { sameName($0, child) } }) else { continue }
+            throw error(
+                code: SQLITE_MISUSE,
+                message: resumable
+                    ? "a resumable schema migration cannot map the rows of table \(source): table \(child) refers to "
+                        + "it, and between two batches \(child)'s rows would refer to rows not mapped yet. Map "
+                        + "\(child) in the same migration, or register an ordinary migration with foreignKeyCheck: .deferred"
+                    : "cannot map the rows of table \(source) while foreign keys are enforced: table "
                         + "\(child) refers to it, and replacing \(source) would repoint or delete \(child)'s "
                         + "references. Run this migration in a store with foreignKeyCheck: .deferred",
-                    sql: nil)
-            }
+                sql: nil)
         }
     }
 
     /// Throws for the drops `policy` refuses of tables and columns that hold data.
-    private func checkDataLoss(_ drops: [SchemaDiff.Drop], policy: DataLossPolicy) throws {
+    func checkDataLoss(_ drops: [SchemaDiff.Drop], policy: DataLossPolicy) throws {
         var problems: [SchemaMigrationError.Problem] = []
         for drop in drops {
             let names = [drop.liveTable] + (drop.declaredTable.map { [$0] } ?? [])
@@ -186,7 +192,7 @@ extension Database {
     }
 
     /// Applies `change`, calling `mapRows` with the source of a ``SchemaChange/mapRows(from:)``.
-    private func apply(_ change: SchemaChange, mapRows: (String) throws -> Void) throws {
+    func apply(_ change: SchemaChange, mapRows: (String) throws -> Void) throws {
         switch change {
         case let .dropIndex(index, _):
             try execute("DROP INDEX \(Self.quoted(index))")

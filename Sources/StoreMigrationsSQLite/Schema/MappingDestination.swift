@@ -20,9 +20,23 @@ public final class MappingDestination {
     private var lastInsert: PreparedInsert?
     /// The rowids of the rows ``insertOnce(into:key:_:)`` created, by lowercased table, then key.
     private var created: [String: [DatabaseValue: Int64]] = [:]
+    /// In a resumable schema migration, the table that also keeps those rowids, written with the
+    /// batch that created them: a kill forgets the dictionary, and a key seen by an earlier
+    /// batch must not create its row again.
+    private let keyTable: String?
+    private var findKey: Statement?
+    private var keepKey: Statement?
 
-    init(database: Database) {
+    init(database: Database, keyTable: String? = nil) {
         self.database = database
+        self.keyTable = keyTable
+    }
+
+    /// Creates the table a resumable schema migration keeps ``insertOnce(into:key:_:)``'s rows
+    /// in. Its key column has no type, so that values keep theirs: `1` and `'1'` stay two keys.
+    static func createKeyTable(_ name: String, in database: Database) throws {
+        try database.execute(
+            "CREATE TABLE \(Database.quoted(name)) (tbl TEXT NOT NULL, key, row INTEGER NOT NULL, PRIMARY KEY (tbl, key))")
     }
 
     /// Inserts a row into `table` and returns its rowid.
@@ -54,10 +68,30 @@ public final class MappingDestination {
     public func insertOnce(
         into table: String, key: DatabaseValue, _ values: KeyValuePairs<String, DatabaseValue>
     ) throws -> Int64 {
-        if let rowID = created[table.lowercased()]?[key] { return rowID }
+        let lowered = table.lowercased()
+        if let rowID = created[lowered]?[key] { return rowID }
+        if let keyTable, let rowID = try keptRowID(of: key, in: lowered, keyTable: keyTable) {
+            created[lowered, default: [:]][key] = rowID
+            return rowID
+        }
         let rowID = try insert(into: table, values)
-        created[table.lowercased(), default: [:]][key] = rowID
+        created[lowered, default: [:]][key] = rowID
+        if let keyTable {
+            if keepKey == nil {
+                keepKey = try database.prepare("INSERT INTO \(Database.quoted(keyTable)) (tbl, key, row) VALUES (?, ?, ?)")
+            }
+            try keepKey?.execute(arguments: [.text(lowered), key, .integer(rowID)])
+        }
         return rowID
+    }
+
+    /// The rowid an earlier batch kept for `key` in `table`, if any.
+    private func keptRowID(of key: DatabaseValue, in table: String, keyTable: String) throws -> Int64? {
+        if findKey == nil {
+            findKey = try database.prepare("SELECT row FROM \(Database.quoted(keyTable)) WHERE tbl = ? AND key IS ?")
+        }
+        guard let row = try findKey?.rows(arguments: [.text(table), key]).first else { return nil }
+        return try row[0] as Int64
     }
 
     /// The insert of `values` into `table`, prepared once, with `values` bound.

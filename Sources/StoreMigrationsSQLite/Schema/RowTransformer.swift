@@ -9,6 +9,11 @@ import StoreMigrations
 /// The statements and name look-ups of one row transform over a table, made once and used for
 /// each batch: rows read in key order after a key (keyset pagination, so that every batch costs
 /// the same however far into the table it is), each written back by one prepared `UPDATE`.
+///
+/// The three buffers below are used by one call of ``run(after:limit:_:)`` at a time, on the
+/// thread that owns the transformer, and never handed out: the runtime's exclusivity checks on
+/// a class's stored properties, made at every access in the row loop, cost more per row than
+/// the rest of the loop's bookkeeping.
 final class RowTransformer {
     private let db: Database
     private let table: String
@@ -25,13 +30,13 @@ final class RowTransformer {
     /// The names `transform` returns, resolved once per position in what it returns: the same
     /// literal comes back for every row, and comparing it with the name seen last at its position
     /// costs less than hashing it, let alone comparing names without regard to case.
-    private var resolvedNames: [(name: String, index: Int)] = []
+    @exclusivity(unchecked) private var resolvedNames: [(name: String, index: Int)] = []
     /// The `UPDATE`'s arguments, overwritten in place for every row: the written columns, then
     /// the key.
-    private var arguments: [DatabaseValue]
+    @exclusivity(unchecked) private var arguments: [DatabaseValue]
     /// One array for every batch: grown row by row, a batch's array cost a row more than its
     /// own appends.
-    private var batch: [Row] = []
+    @exclusivity(unchecked) private var batch: [Row] = []
 
     init(_ db: Database, table: String, columns: [String], condition: String?) throws {
         guard let table = try db.canonicalTableName(table) else { throw db.noSuchTable(table) }

@@ -12,7 +12,7 @@ extension SQLiteStore {
         /// Plans, runs steps, writes and reads (the default).
         case readWrite
         /// Plans and reads only, through a connection that refuses writes and creates nothing; a
-        /// step, a `write` or a `withoutTransaction` step throws
+        /// step (transactional or not) or a `write` throws
         /// ``SQLiteStoreError/Reason/readOnly`` before touching the file.
         case readOnly
     }

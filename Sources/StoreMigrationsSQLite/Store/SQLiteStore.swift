@@ -42,7 +42,7 @@ import StoreMigrations
 /// processes, the records are read again inside that transaction, SQLite's locks die with their
 /// process, and a wait past ``busyTimeout`` (30 s by default, like the file stores' lock
 /// timeout) ends with ``SQLiteError/isBusy``. Steps registered with ``/StoreMigrations/TransactionMode/none``
-/// take one; see ``withoutTransaction(_:)``.
+/// take one; see ``transaction(_:_:)``.
 ///
 /// Planning only reads: ``readRecords()`` creates no file, switches no journal mode and leaves
 /// no `-wal` or `-shm` file behind. The first step opens the migrating connection, in WAL mode
@@ -246,19 +246,39 @@ public final class SQLiteStore: MigrationStore, @unchecked Sendable {
         return try records(in: db)
     }
 
-    /// Runs `body` in one `IMMEDIATE` transaction with the records, then writes the records that
-    /// changed, checks foreign keys and commits; see the type's discussion. The body's error, or
-    /// the ``SQLiteError`` that stopped the step, is rethrown after the rollback.
-    public func transaction<T>(_ body: (inout [String: MigrationRecord], inout Database) throws -> T) throws -> T {
-        try transaction(TransactionRequest(), body)
-    }
+    /// A SQLite store runs steps registered with ``/StoreMigrations/TransactionMode/none``.
+    public var runsStepsOutsideTransactions: Bool { true }
 
-    /// Runs ``transaction(_:)`` with the foreign-key check `request`'s migration was registered
-    /// with, reporting a wait for another connection's write lock to `request`.
+    /// Runs `body` in one `IMMEDIATE` transaction with the records, then writes the records that
+    /// changed, checks foreign keys (as `request`'s migration was registered, or as the store
+    /// says) and commits; see the type's discussion. The body's error, or the ``SQLiteError``
+    /// that stopped the step, is rethrown after the rollback. A wait for another connection's
+    /// write lock is reported to `request`.
+    ///
+    /// A request for ``/StoreMigrations/TransactionMode/none`` (`VACUUM`, say) runs `body`
+    /// outside any transaction instead, holding a `flock` on the file
+    /// `<database>.migration-lock` beside the database for the length of the step, then writes
+    /// the records it changed in a transaction of their own:
+    ///
+    /// ```swift
+    /// library.register("2.1", transaction: .none) { db in try db.execute("VACUUM") }
+    /// ```
+    ///
+    /// Why a lock file: `BEGIN IMMEDIATE`, which excludes other processes' steps otherwise, cannot
+    /// be held around `VACUUM`. The lock file makes two processes running the same `.none` step
+    /// take turns (the second then finds it recorded and skips it). Transactional steps do not
+    /// take it (they need no file beside the database, and `BEGIN IMMEDIATE` excludes them from
+    /// each other): a transactional step of another process may therefore commit between two
+    /// statements of a `.none` body, as the app's own writes may. Each statement of the body is
+    /// its own transaction, and a crash before the records are written runs the body again: at
+    /// least once. Foreign keys are enforced as each statement runs, whatever ``foreignKeyCheck``
+    /// says. The body may run transactions of its own (SQLite runs `VACUUM` as one); one left open
+    /// when it returns is rolled back and fails the step with ``SQLiteStoreError``.
     public func transaction<T>(
         _ request: TransactionRequest, _ body: (inout [String: MigrationRecord], inout Database) throws -> T
     ) throws -> T {
-        try withConnection(request) { db in
+        if request.mode == .none { return try runOutsideTransaction(request, body) }
+        return try withConnection(request) { db in
             // A batch of a resumable migration writes rows and never the schema: enforcing foreign
             // keys as its statements run is enough, where the deferred check would read every
             // table after every batch, costing a large table's batches far more than their work.
@@ -297,32 +317,8 @@ public final class SQLiteStore: MigrationStore, @unchecked Sendable {
         }
     }
 
-    /// Runs a migration registered with ``/StoreMigrations/TransactionMode/none`` (`VACUUM`, say): `body` runs
-    /// outside any transaction, holding a `flock` on the file `<database>.migration-lock` beside
-    /// the database for the length of the step, then the records it changed are written in a
-    /// transaction of their own.
-    ///
-    /// ```swift
-    /// library.register("2.1", transaction: .none) { db in try db.execute("VACUUM") }
-    /// ```
-    ///
-    /// Why a lock file: `BEGIN IMMEDIATE`, which excludes other processes' steps otherwise, cannot
-    /// be held around `VACUUM`. The lock file makes two processes running the same `.none` step
-    /// take turns (the second then finds it recorded and skips it). Transactional steps do not
-    /// take it (they need no file beside the database, and `BEGIN IMMEDIATE` excludes them from
-    /// each other): a transactional step of another process may therefore commit between two
-    /// statements of a `.none` body, as the app's own writes may. Each statement of the body is
-    /// its own transaction, and a crash before the records are written runs the body again: at
-    /// least once. Foreign keys are enforced as each statement runs, whatever ``foreignKeyCheck``
-    /// says. The body may run transactions of its own (SQLite runs `VACUUM` as one); one left open
-    /// when it returns is rolled back and fails the step with ``SQLiteStoreError``.
-    public func withoutTransaction<T>(_ body: (inout [String: MigrationRecord], inout Database) throws -> T) throws -> T {
-        try withoutTransaction(TransactionRequest(), body)
-    }
-
-    /// Runs ``withoutTransaction(_:)``, reporting a wait for the lock file or another
-    /// connection's write lock to `request`.
-    public func withoutTransaction<T>(
+    /// ``transaction(_:_:)`` for ``/StoreMigrations/TransactionMode/none``.
+    private func runOutsideTransaction<T>(
         _ request: TransactionRequest, _ body: (inout [String: MigrationRecord], inout Database) throws -> T
     ) throws -> T {
         if access == .readOnly { throw SQLiteStoreError(.readOnly, store: description) }

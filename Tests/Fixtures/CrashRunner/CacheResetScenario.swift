@@ -88,7 +88,9 @@ final class PlanningRendezvousStore: MigrationStore {
         return [:]
     }
 
-    func transaction<T>(_ body: (inout [String: MigrationRecord], inout Void) throws -> T) throws -> T {
+    func transaction<T>(
+        _ request: TransactionRequest, _ body: (inout [String: MigrationRecord], inout Void) throws -> T
+    ) throws -> T {
         var records: [String: MigrationRecord] = [:]
         var content: Void = ()
         return try body(&records, &content)

@@ -13,6 +13,7 @@ import StoreMigrationsSQLite
 /// CrashRunner cache-reset <dir> <gate> <mine> <theirs> [DELAY]
 /// CrashRunner step <dir> <prefs|thumbnails>
 /// CrashRunner batched <dir> <rows> <batch rows>
+/// CrashRunner mapped <dir> <rows> <batch rows>
 /// ```
 ///
 /// `migrate` runs the ``Scenario`` and prints one `step <id> <outcome>` line per step, then one
@@ -29,7 +30,8 @@ import StoreMigrationsSQLite
 /// waits for `gate`, then runs the ``CacheResetScenario`` (a newer cache reset by app version
 /// 2.0), meeting the process that creates `theirs` while planning and pausing `DELAY` seconds
 /// after that. `step` applies one migration to one file store, for tests that trace the system
-/// calls of a step. `batched` runs the ``BatchedScenario``, a resumable row transform.
+/// calls of a step. `batched` runs the ``BatchedScenario``, a resumable row transform; `mapped`
+/// the ``MappedScenario``, a resumable schema migration with an entity mapping.
 ///
 /// Exit status: 0 when every step applied, 1 when a step failed, 2 when the run could not
 /// start (planning or a store's level failed), 64 for bad arguments. Errors go to stderr.
@@ -95,6 +97,9 @@ struct CrashRunner {
             case "batched":
                 guard arguments.count == 2, let rows = Int(arguments[0]), let batchRows = Int(arguments[1]) else { usage() }
                 coordinator = try BatchedScenario(directory: directory, rows: rows, batchRows: batchRows).coordinator()
+            case "mapped":
+                guard arguments.count == 2, let rows = Int(arguments[0]), let batchRows = Int(arguments[1]) else { usage() }
+                coordinator = try MappedScenario(directory: directory, rows: rows, batchRows: batchRows).coordinator()
             case "cache-reset":
                 guard (3...4).contains(arguments.count) else { usage() }
                 var reset = CacheResetScenario(
@@ -201,6 +206,7 @@ struct CrashRunner {
                    CrashRunner cache-reset <dir> <gate> <mine> <theirs> [DELAY]
                    CrashRunner step <dir> <prefs|thumbnails>
                    CrashRunner batched <dir> <rows> <batch rows>
+                   CrashRunner mapped <dir> <rows> <batch rows>
 
             """.utf8))
         exit(64)

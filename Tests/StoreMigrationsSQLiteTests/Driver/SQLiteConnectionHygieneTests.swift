@@ -63,10 +63,10 @@ extension Trait where Self == ConditionTrait {
         #expect(try store.apply(sqliteStep("1.0") { db in
             try db.execute("INSERT INTO item VALUES (1, 'library')")
             try db.execute(sql)
-        }) == .applied)
+        }).isApplied)
         #expect(try store.apply(sqliteStep("1.0", manager: "other") { db in
             try db.execute("INSERT INTO item VALUES (2, 'other')")
-        }) == .applied)
+        }).isApplied)
         let other = try writeFromAnotherProcess(url.path, "INSERT INTO item VALUES (3, 'another process')")
         #expect(other.status == 0, "\(other.output)")
         let items = try store.read { db in try db.rows("SELECT name FROM item ORDER BY id").map { try $0[0] as String } }
@@ -97,7 +97,7 @@ extension Trait where Self == ConditionTrait {
             holder.commit()
             released.signal()
         }
-        #expect(try store.apply(sqliteStep("1.1") { db in try db.execute("INSERT INTO item VALUES (5, 'waited')") }) == .applied)
+        #expect(try store.apply(sqliteStep("1.1") { db in try db.execute("INSERT INTO item VALUES (5, 'waited')") }).isApplied)
         released.wait()
         #expect(try store.read { try $0.scalar("SELECT count(*) FROM item", as: Int.self) } == 5)
     }

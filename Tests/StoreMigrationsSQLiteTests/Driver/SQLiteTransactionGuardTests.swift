@@ -82,7 +82,7 @@ let SQLITE_CONSTRAINT_UNIQUE = SQLITE_CONSTRAINT | (8 << 8)
         #expect(error.description.contains("library@1.1"))
         try expectNothingOfTheStep()
         // The connection is fine for the next step.
-        #expect(try store.apply(sqliteStep("1.1") { db in try db.execute("INSERT INTO item VALUES (2, 'two')") }) == .applied)
+        #expect(try store.apply(sqliteStep("1.1") { db in try db.execute("INSERT INTO item VALUES (2, 'two')") }).isApplied)
         #expect(try onDisk().items == [1, 2])
     }
 

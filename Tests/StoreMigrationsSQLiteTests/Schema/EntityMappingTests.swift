@@ -79,7 +79,7 @@ import TestSupport
         let outcome = try store.apply(sqliteStep("2.0", run: log.run()) { db in
             try db.migrateSchema(to: Self.personasV2, mappings: [Self.splitNames])
         })
-        #expect(outcome == .applied)
+        #expect(outcome.isApplied)
 
         try store.read { db in
             let rows = try db.rows("SELECT id, apellidos, nombre, email FROM persona ORDER BY id")
@@ -234,7 +234,7 @@ import TestSupport
                 },
             ])
         })
-        #expect(outcome == .applied)
+        #expect(outcome.isApplied)
 
         try store.read { db throws in
             #expect(try db.schemaChanges(to: Self.notasV3).isEmpty)

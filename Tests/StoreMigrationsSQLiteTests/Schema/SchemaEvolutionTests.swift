@@ -485,7 +485,7 @@ import TestSupport
         let outcome = try store.apply(sqliteStep("2.0", run: log.run()) { db in
             try db.migrateSchema(to: v2)
         })
-        #expect(outcome == .applied)
+        #expect(outcome.isApplied)
         #expect(try store.read { try $0.schemaChanges(to: v2) }.isEmpty)
         #expect(try store.read { try $0.scalar("SELECT count(momento) FROM nota", as: Int.self) } == 300)
         #expect(log.fractions == [0.5, 1])

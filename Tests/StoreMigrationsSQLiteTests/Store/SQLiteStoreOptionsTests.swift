@@ -46,7 +46,7 @@ import CSQLite
             // The step holds the lock file: another process's `.none` step would wait.
             #expect(throws: FileStoreError.self) { _ = try FileLock(url: lockURL, store: "probe", timeout: .zero) }
             try db.execute("VACUUM")
-        } == .applied)
+        }.isApplied)
         let pagesAfter = try store.read { try $0.scalar("PRAGMA page_count", as: Int.self) ?? 0 }
         #expect(pagesAfter < pagesBefore, "\(pagesAfter) < \(pagesBefore)")
         #expect(try store.readRecords()["library"]?.appliedVersions == ["1.0", "1.1"])
@@ -76,7 +76,7 @@ import CSQLite
 
     @Test func aNonTransactionalStepCannotLeaveForeignKeysOff() throws {
         let immediate = SQLiteStore(url: url, foreignKeyCheck: .immediate)
-        #expect(try runWithoutTransaction(immediate, "1.1") { db in try db.execute("PRAGMA foreign_keys = OFF") } == .applied)
+        #expect(try runWithoutTransaction(immediate, "1.1") { db in try db.execute("PRAGMA foreign_keys = OFF") }.isApplied)
         let error = try #require(#expect(throws: SQLiteError.self) {
             try immediate.apply(sqliteStep("1.2") { db in try db.execute("INSERT INTO child VALUES (1, 42)") })
         })

@@ -42,7 +42,7 @@ private struct BodyFailure: Error, Equatable {
                 try insert.execute(arguments: [.integer(Int64(number % 2 + 1)), .text("Event \(number)")])
             }
         })
-        #expect(outcome == .applied)
+        #expect(outcome.isApplied)
     }
 
     /// Every table's rows, including the store's own, by table name.
@@ -96,7 +96,7 @@ private struct BodyFailure: Error, Equatable {
             try db.execute("UPDATE event SET archived = 1 WHERE id <= 5")
             Thread.sleep(forTimeInterval: 0.05)
         })
-        #expect(outcome == .applied)
+        #expect(outcome.isApplied)
         #expect(try store.states() == ["library": LevelState(level: "1.1")])
 
         let (archived, history) = try store.read { db in
@@ -160,7 +160,7 @@ private struct BodyFailure: Error, Equatable {
         #expect(orphan.isForeignKeyViolation)
         #expect(orphan.sql == "INSERT INTO event(calendar_id, title) VALUES (99, 'orphan')")
 
-        #expect(try store.apply(sqliteStep("1.1") { db in try db.execute("DELETE FROM calendar WHERE id = 2") }) == .applied)
+        #expect(try store.apply(sqliteStep("1.1") { db in try db.execute("DELETE FROM calendar WHERE id = 2") }).isApplied)
         #expect(try store.read { try $0.scalar("SELECT count(*) FROM event", as: Int.self) } == 10, "the cascade ran")
 
         let atCommit = try #require(#expect(throws: SQLiteError.self) {
@@ -184,7 +184,7 @@ private struct BodyFailure: Error, Equatable {
         let outcome = try store.apply(sqliteStep("1.1") { db in
             try db.rebuildTable("calendar", definition: "id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, color TEXT")
         })
-        #expect(outcome == .applied)
+        #expect(outcome.isApplied)
         #expect(try store.read { try $0.rows("SELECT * FROM event ORDER BY id").map(\.values) } == events)
         #expect(try store.read { try $0.indexes(on: "calendar").first?.origin } == .uniqueConstraint)
     }
@@ -197,7 +197,7 @@ private struct BodyFailure: Error, Equatable {
             try db.addColumn("guid", type: .text, to: "event")
             try db.transformRows(in: "event", columns: ["guid"], batchSize: 6) { _ in ["guid": .text(UUID().uuidString)] }
         })
-        #expect(outcome == .applied)
+        #expect(outcome.isApplied)
         #expect(log.fractions == [0.3, 0.6, 0.9, 1])
         #expect(run.progress(ofStep: 0).fractionCompleted == 1)
         #expect(try store.read { try $0.scalar("SELECT count(DISTINCT guid) FROM event", as: Int.self) } == 20)
@@ -227,7 +227,7 @@ private struct BodyFailure: Error, Equatable {
             try db.execute("SAVEPOINT attempt; DELETE FROM event; ROLLBACK TO attempt; RELEASE attempt;")
             try db.execute("DELETE FROM event WHERE id = 1")
         })
-        #expect(outcome == .applied)
+        #expect(outcome.isApplied)
         #expect(try store.read { try $0.scalar("SELECT count(*) FROM event", as: Int.self) } == 19)
     }
 
@@ -239,14 +239,14 @@ private struct BodyFailure: Error, Equatable {
         #expect(try store.apply(sqliteStep("1.1") { _ in ran = true }) == .alreadyApplied(level: "2.0"))
         #expect(try store.apply(sqliteStep("2.0") { _ in ran = true }) == .alreadyApplied(level: "2.0"))
         #expect(!ran)
-        #expect(try store.apply(sqliteStep("2.0-1") { _ in ran = true }) == .applied)
+        #expect(try store.apply(sqliteStep("2.0-1") { _ in ran = true }).isApplied)
         #expect(ran)
         #expect(try store.states()["library"]?.level == "2.0-1")
     }
 
     @Test func reopeningReadsTheSameStates() throws {
         try applyInitialSchema(to: store)
-        #expect(try store.apply(sqliteStep("3", manager: "search") { _ in }) == .applied)
+        #expect(try store.apply(sqliteStep("3", manager: "search") { _ in }).isApplied)
         try store.updateRecord(of: "library") { $0.appVersion = "2.0" }
         try store.updateRecord(of: "thumbnails") { $0.baseline = "1.2.5" }
         let states = try store.states()
@@ -294,7 +294,7 @@ private struct BodyFailure: Error, Equatable {
         #expect(try store.states()["library"]?.level == "1.0", "WAL readers are not blocked")
 
         try other.execute("ROLLBACK")
-        #expect(try store.apply(sqliteStep("1.1") { _ in }) == .applied)
+        #expect(try store.apply(sqliteStep("1.1") { _ in }).isApplied)
     }
 
     @Test func readStatesFromAnotherThreadWaitsForTheStepInProgress() throws {
@@ -320,7 +320,7 @@ private struct BodyFailure: Error, Equatable {
         })
         #expect(error.code == SQLITE_READONLY)
         #expect(try store.read { try $0.scalar("SELECT count(*) FROM event", as: Int.self) } == 20)
-        #expect(try store.apply(sqliteStep("1.1") { db in try db.execute("DELETE FROM event WHERE id = 1") }) == .applied)
+        #expect(try store.apply(sqliteStep("1.1") { db in try db.execute("DELETE FROM event WHERE id = 1") }).isApplied)
         #expect(try store.read { try $0.scalar("SELECT count(*) FROM event", as: Int.self) } == 19)
     }
 

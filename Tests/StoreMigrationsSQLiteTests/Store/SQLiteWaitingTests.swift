@@ -35,7 +35,7 @@ import CSQLite
         }
         let start = ContinuousClock.now
         let store = SQLiteStore(url: url, busyTimeout: 5)
-        #expect(try store.apply(sqliteStep("1.0") { db in try db.execute("INSERT INTO item(name) VALUES ('after')") }) == .applied)
+        #expect(try store.apply(sqliteStep("1.0") { db in try db.execute("INSERT INTO item(name) VALUES ('after')") }).isApplied)
         #expect(ContinuousClock.now - start >= .milliseconds(300))
         #expect(try store.read { try $0.rows("SELECT name FROM item ORDER BY id").map { try $0[0] as String } } == ["holder", "after"])
     }

@@ -128,6 +128,28 @@ import TestSupport
         #expect(try coordinator.plan().isUpToDate)
     }
 
+    /// A launch whose every pending step is deferred reports them all postponed, in plan order,
+    /// with the events the scheduler would have sent, and runs none.
+    @Test func aLaunchWithOnlyDeferredStepsPostponesThemAllInPlanOrder() throws {
+        let store = Self.store()
+        let other = InMemoryStore([String](), name: "other")
+        let coordinator = MigrationCoordinator(appVersion: "2")
+        coordinator.deferredWork = .manual
+        let log = EventLog()
+        coordinator.observer = { log.append(describe($0)) }
+        let data = try coordinator.manager("data", store: store)
+        data.registerResumable("2", batchSize: .fixed(250), deferred: true, Self.counting())
+        try coordinator.manager("other", store: other).register("2", dependsOn: [data.migration("2")]) { $0.append("dependent") }
+
+        let launch = try coordinator.run()
+        #expect(launch.steps.map { "\($0.step.id) \($0.outcome.description)" } == ["data@2 deferred", "other@2 deferred"])
+        #expect(launch.postponed.map(\.step.id.description) == ["data@2", "other@2"])
+        #expect(log.all == ["planned 2", "postponed data@2", "postponed other@2"])
+        #expect(store.contents == Array(repeating: 0, count: Self.units))
+        #expect(other.contents.isEmpty)
+        #expect(try store.readRecords()["data"]?.progress(of: "2") == nil)
+    }
+
     @Test func finishInlineRunsWhatADependentNeedsAtLaunch() throws {
         let store = Self.store()
         let other = InMemoryStore([String](), name: "other")

@@ -15,12 +15,20 @@ import TestSupport
         let first = try StepExecutor.migrate("1.1", of: "m", in: store) { log, context in
             log.append("1.1 after \(context().levelBefore?.description ?? "none")")
         }
-        #expect(first == .applied)
+        #expect(first == .applied(level: "1.1"))
         let again = try StepExecutor.migrate("1.1", of: "m", in: store) { log, _ in log.append("again") }
         #expect(again == .alreadyApplied(level: "1.1"))
         #expect(store.contents == ["1.1 after none"])
         let record = try #require(try store.readRecords()["m"])
         #expect(record.appliedVersions == ["1.1"] && record.applied[0].appliedAt != nil && record.applied[0].duration != nil)
+    }
+
+    /// The outcome carries the level of the record the step committed: a late migration below
+    /// the level leaves it where it was, and the report takes it from there.
+    @Test func anAppliedStepReturnsTheLevelOfTheRecordItCommitted() throws {
+        let store = Self.store(["m": MigrationRecord(applied: [.init(version: "1"), .init(version: "3")])])
+        #expect(try StepExecutor.migrate("2", of: "m", in: store) { log, _ in log.append("late 2") } == .applied(level: "3"))
+        #expect(try StepExecutor.appVersionChange(to: "4", of: "m", in: store) { _, _ in } == .applied(level: "3"))
     }
 
     @Test func aBodyThatThrowsRecordsNothingAndKeepsNothing() throws {
@@ -36,14 +44,14 @@ import TestSupport
 
     @Test func aBaselineIsRecordedOnlyWhereThereIsNoLevel() throws {
         let store = Self.store(["applied": MigrationRecord(applied: [.init(version: "1")])])
-        #expect(try StepExecutor.baseline("2", of: "new", in: store) == .applied)
+        #expect(try StepExecutor.baseline("2", of: "new", in: store) == .applied(level: "2"))
         #expect(try StepExecutor.baseline("2", of: "applied", in: store) == .alreadyApplied(level: "1"))
         #expect(try store.readRecords()["new"] == MigrationRecord(baseline: "2"))
     }
 
     @Test func aResetForgetsTheRecordOnlyWhileTheStoreIsStillNewer() throws {
         let store = InMemoryStore(["old data"], records: ["m": MigrationRecord(baseline: "3")], name: "cache", rebuiltValue: [])
-        #expect(try StepExecutor.reset("m", in: store, newerThan: "2") == .applied)
+        #expect(try StepExecutor.reset("m", in: store, newerThan: "2") == .applied(level: nil))
         #expect(try store.contents == [] && store.readRecords()["m"] == nil)
         // Another process reset and migrated it meanwhile: nothing to lose again.
         try store.transaction { records, _ in records["m"] = MigrationRecord(applied: [.init(version: "2")]) }
@@ -102,7 +110,7 @@ import TestSupport
         guard case .suspended(let progress?) = stopped else { Issue.record("not suspended: \(stopped)"); return }
         #expect(progress == StepProgress(version: "2", cursor: "10", done: 10, total: 30, batches: 1, elapsed: progress.elapsed))
         #expect(try store.readRecords()["m"]?.progress(of: "2") == progress)
-        #expect(try StepExecutor.migrateInBatches("2", of: "m", in: store, size: .fixed(10), batch) == .applied)
+        #expect(try StepExecutor.migrateInBatches("2", of: "m", in: store, size: .fixed(10), batch) == .applied(level: "2"))
         #expect(store.contents == ["batch from 0", "batch from 10", "batch from 20"])
         let record = try #require(try store.readRecords()["m"])
         #expect(record.appliedVersions == ["2"] && record.inProgress.isEmpty)

@@ -20,7 +20,7 @@ import TestSupport
         #expect(try manager.appliedMigrations() == ["0.9"])
     }
 
-    @Test func aNonTransactionalStepGoesThroughTheStoresOwnEntryAndIsRecorded() throws {
+    @Test func aNonTransactionalStepReachesTheStoreWithItsModeAndIsRecorded() throws {
         let store = CountingModesStore()
         let coordinator = MigrationCoordinator(appVersion: "1.0")
         let manager = try coordinator.manager("m", store: store)
@@ -33,21 +33,19 @@ import TestSupport
     }
 }
 
-/// A store that runs non-transactional steps like the others and notes which entry each took.
+/// A store that runs non-transactional steps like the others and notes which mode each asked for.
 final class CountingModesStore: MigrationStore {
     let inner = InMemoryStore<[String]>([])
     let modes = Locked<[TransactionMode]>([])
     var description: String { "counting modes" }
+    var runsStepsOutsideTransactions: Bool { true }
 
     func readRecords() throws -> [String: MigrationRecord] { try inner.readRecords() }
 
-    func transaction<T>(_ body: (inout [String: MigrationRecord], inout [String]) throws -> T) throws -> T {
-        modes.value.append(.transactional)
-        return try inner.transaction(body)
-    }
-
-    func withoutTransaction<T>(_ body: (inout [String: MigrationRecord], inout [String]) throws -> T) throws -> T {
-        modes.value.append(.none)
+    func transaction<T>(
+        _ request: TransactionRequest, _ body: (inout [String: MigrationRecord], inout [String]) throws -> T
+    ) throws -> T {
+        modes.value.append(request.mode)
         return try inner.transaction(body)
     }
 }

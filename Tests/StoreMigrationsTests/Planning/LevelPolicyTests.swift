@@ -418,7 +418,9 @@ final class CountingStore: MigrationStore, @unchecked Sendable {
         lock.withLock { reads += 1 }
         return try inner.readRecords()
     }
-    func transaction<T>(_ body: (inout [String: MigrationRecord], inout [String]) throws -> T) throws -> T {
+    func transaction<T>(
+        _ request: TransactionRequest, _ body: (inout [String: MigrationRecord], inout [String]) throws -> T
+    ) throws -> T {
         try inner.transaction(body)
     }
 }

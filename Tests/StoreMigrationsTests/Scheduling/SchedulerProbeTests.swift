@@ -102,7 +102,9 @@ final class ProbeStore: MigrationStore, @unchecked Sendable {
         memory.withLock { records }
     }
 
-    func transaction<T>(_ body: (inout [String: MigrationRecord], inout [String]) throws -> T) throws -> T {
+    func transaction<T>(
+        _ request: TransactionRequest, _ body: (inout [String: MigrationRecord], inout [String]) throws -> T
+    ) throws -> T {
         inFlight += 1
         maxInFlightSeen = max(maxInFlightSeen, inFlight)
         meter.enter(name)

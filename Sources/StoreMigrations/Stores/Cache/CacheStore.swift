@@ -96,12 +96,8 @@ public final class CacheStore: MigrationStore {
     /// changed in the marker, atomically.
     ///
     /// Not transactional: if `body` throws, its changes to the files stay and the records do not
-    /// change. Errors `body` throws come out unchanged.
-    public func transaction<T>(_ body: (inout [String: MigrationRecord], inout CacheDirectory) throws -> T) throws -> T {
-        try transaction(TransactionRequest(), body)
-    }
-
-    /// Runs ``transaction(_:)``, reporting a wait for the lock file to `request`.
+    /// change. Errors `body` throws come out unchanged. A wait for the lock file is reported to
+    /// `request`.
     public func transaction<T>(
         _ request: TransactionRequest, _ body: (inout [String: MigrationRecord], inout CacheDirectory) throws -> T
     ) throws -> T {

@@ -113,12 +113,7 @@ public final class PreferencesStore: MigrationStore {
     /// `chmod a-w` leaves it) is refused with a ``FileStoreError`` before `body` runs: the store
     /// never replaces a file its owner protected. A body that throws, an unreadable file or a
     /// failed write leave the file byte-for-byte as it was. Errors `body` throws come out
-    /// unchanged.
-    public func transaction<T>(_ body: (inout [String: MigrationRecord], inout Preferences) throws -> T) throws -> T {
-        try transaction(TransactionRequest(), body)
-    }
-
-    /// Runs ``transaction(_:)``, reporting a wait for the lock file to `request`.
+    /// unchanged. A wait for the lock file is reported to `request`.
     public func transaction<T>(
         _ request: TransactionRequest, _ body: (inout [String: MigrationRecord], inout Preferences) throws -> T
     ) throws -> T {

@@ -129,7 +129,9 @@ public final class UserDefaultsStore: MigrationStore {
     /// Under the domain's lock: reads the domain, hands `body` the records and a copy of the
     /// values, and writes both back in one `setPersistentDomain(_:forName:)` when the records
     /// changed. A body that throws writes nothing; its error comes out unchanged.
-    public func transaction<T>(_ body: (inout [String: MigrationRecord], inout Preferences) throws -> T) throws -> T {
+    public func transaction<T>(
+        _ request: TransactionRequest, _ body: (inout [String: MigrationRecord], inout Preferences) throws -> T
+    ) throws -> T {
         try domainLock.withLock {
             let snapshot = try load()
             var stored = try snapshot.records()

@@ -54,7 +54,7 @@ import Glibc
         let outcome = try store().apply(storeMigration("settings", "1.1") { (prefs: inout Preferences) in
             try prefs.set(true, for: "onboarding.showHelp")
         })
-        #expect(outcome == .applied)
+        #expect(outcome.isApplied)
         #expect(String(decoding: try bytes(), as: UTF8.self) == """
             {
               "StoreMigrations.levels": {
@@ -302,7 +302,7 @@ import Glibc
         #expect(!FileManager.default.fileExists(atPath: url.path))
 
         close(holder)
-        #expect(try store(lockTimeout: .zero).apply(storeMigration("settings", "1") { (_: inout Preferences) in ran = true }) == .applied)
+        #expect(try store(lockTimeout: .zero).apply(storeMigration("settings", "1") { (_: inout Preferences) in ran = true }).isApplied)
         #expect(ran)
     }
 
@@ -332,7 +332,7 @@ import Glibc
             outcomes.append(outcome)
         }
         #expect(runs.value == 1)
-        #expect(outcomes.values.filter { $0 == .applied }.count == 1)
+        #expect(outcomes.values.filter { $0?.isApplied == true }.count == 1)
         #expect(outcomes.values.filter { $0 == .alreadyApplied(level: "1") }.count == 5)
         #expect(try store().read().int("runs") == 1)
     }

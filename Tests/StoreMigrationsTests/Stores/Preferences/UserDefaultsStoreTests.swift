@@ -59,7 +59,7 @@ import TestSupport
         let outcome = try store().apply(storeMigration("settings", "1.1") { (prefs: inout Preferences) in
             try prefs.renameKey("showHelp", to: "onboarding.showHelp")
         })
-        #expect(outcome == .applied)
+        #expect(outcome.isApplied)
         let disk = try onDisk()
         #expect(Set(disk.keys) == ["onboarding", "theme", UserDefaultsStore.levelsKey])
         #expect((disk["onboarding"] as? [String: Any])?["showHelp"] as? Bool == true)

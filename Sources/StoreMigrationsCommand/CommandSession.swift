@@ -1,0 +1,229 @@
+import Foundation
+import StoreMigrations
+
+/// One invocation of a ``MigrationCommand``: its subcommands, each reading its arguments, asking
+/// the coordinator and writing to the console.
+struct CommandSession {
+    /// The subcommands. A `verify` subcommand belongs here once applied migrations keep
+    /// fingerprints to check: listed only when the coordinator has some.
+    enum Subcommand: String, CaseIterable {
+        case status, plan, migrate, baseline
+
+        var summary: String {
+            switch self {
+            case .status: return "Show each manager's applied, pending, late, ahead, in-progress and post-deploy migrations."
+            case .plan: return "Show what 'migrate' would run, in order, without running anything."
+            case .migrate: return "Run the pending migrations."
+            case .baseline: return "Record a baseline mark for a manager that has no record yet."
+            }
+        }
+
+        var synopsis: String {
+            switch self {
+            case .status: return "status [--check]"
+            case .plan: return "plan [--json | --dot] [--targets LIST] [--post-deploy]"
+            case .migrate: return "migrate [--targets LIST] [--post-deploy] [--dry-run] [--yes]"
+            case .baseline: return "baseline MANAGER VERSION"
+            }
+        }
+
+        var options: [(String, String)] {
+            let targets = ("--targets LIST", "Only these migrations (manager@version, comma-separated) and what they depend on.")
+            let postDeploy = ("--post-deploy", "Include the post-deploy migrations: once no process of the previous version serves.")
+            switch self {
+            case .status:
+                return [("--check", "Exit with 3 when anything is pending, post-deploy migrations included.")]
+            case .plan:
+                return [("--json", "The plan as JSON."), ("--dot", "The plan as a Graphviz DOT digraph."), targets, postDeploy]
+            case .migrate:
+                return [
+                    targets, postDeploy, ("--dry-run", "Show the plan and run nothing."),
+                    ("--yes, -y", "Do not ask for confirmation on a terminal."),
+                ]
+            case .baseline:
+                return [("MANAGER VERSION", "Migrations of MANAGER at or below VERSION count as applied.")]
+            }
+        }
+    }
+
+    let coordinator: MigrationCoordinator
+    let name: String
+    let console: CommandConsole
+
+    var usage: String {
+        var lines = [
+            "USAGE: \(name) <subcommand> [options]", "",
+            "Migrates the app's stores to app version \(coordinator.appVersion).", "", "SUBCOMMANDS:",
+        ]
+        lines += Subcommand.allCases.map { "  " + $0.rawValue.padding(toLength: 10, withPad: " ", startingAt: 0) + $0.summary }
+        lines += ["", "Run '\(name) <subcommand> --help' for its options.", "", "EXIT CODES:"]
+        lines += [
+            "  0  success; for status --check, nothing pending",
+            "  1  a migration failed, a store could not be read, or the stores refuse the run",
+            "  2  bad arguments; nothing was read or run",
+            "  3  status --check: something is pending",
+            "  4  migrate: the confirmation was declined; nothing was run",
+        ]
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    func usage(of subcommand: Subcommand) -> String {
+        var lines = ["USAGE: \(name) \(subcommand.synopsis)", "", subcommand.summary, "", "OPTIONS:"]
+        lines += subcommand.options.map { "  " + $0.0.padding(toLength: 18, withPad: " ", startingAt: 0) + $0.1 }
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    func usageError(_ error: CommandUsageError, subcommand: Subcommand?) -> MigrationCommand.ExitCode {
+        console.errors("\(name): error: \(error)\n")
+        console.errors("Run '\(name)\(subcommand.map { " \($0.rawValue)" } ?? "") --help' for usage.\n")
+        return .usage
+    }
+
+    func run(_ subcommand: Subcommand, _ arguments: [String]) throws -> MigrationCommand.ExitCode {
+        let name = subcommand.rawValue
+        switch subcommand {
+        case .status:
+            let parsed = try CommandArguments(arguments, subcommand: name, flags: ["--check": "check"])
+            try expectNoPositional(parsed, name)
+            return try status(check: parsed.flags.contains("check"))
+        case .plan:
+            let parsed = try CommandArguments(
+                arguments, subcommand: name, flags: ["--json": "json", "--dot": "dot", "--post-deploy": "post-deploy"],
+                valued: ["--targets"])
+            try expectNoPositional(parsed, name)
+            if parsed.flags.isSuperset(of: ["json", "dot"]) { throw CommandUsageError.conflictingOptions("--json", "--dot", subcommand: name) }
+            let plan = try coordinator.plan(targets: try parsed.targets(), postDeploy: parsed.flags.contains("post-deploy"))
+            if parsed.flags.contains("json") {
+                let encoder = JSONEncoder()
+                encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+                console.output(String(decoding: try encoder.encode(plan), as: UTF8.self) + "\n")
+            } else if parsed.flags.contains("dot") {
+                console.output(plan.graphviz())
+            } else {
+                console.output(plan.description + "\n")
+            }
+            return .success
+        case .migrate:
+            let parsed = try CommandArguments(
+                arguments, subcommand: name,
+                flags: ["--post-deploy": "post-deploy", "--dry-run": "dry-run", "--yes": "yes", "-y": "yes"],
+                valued: ["--targets"])
+            try expectNoPositional(parsed, name)
+            return try migrate(
+                targets: try parsed.targets(), postDeploy: parsed.flags.contains("post-deploy"),
+                dryRun: parsed.flags.contains("dry-run"), confirmed: parsed.flags.contains("yes"))
+        case .baseline:
+            let parsed = try CommandArguments(arguments, subcommand: name)
+            guard parsed.positional.count >= 1 else { throw CommandUsageError.missingArgument(name: "manager", subcommand: name) }
+            guard parsed.positional.count >= 2 else { throw CommandUsageError.missingArgument(name: "version", subcommand: name) }
+            if parsed.positional.count > 2 { throw CommandUsageError.unexpectedArgument(parsed.positional[2], subcommand: name) }
+            return try baseline(manager: parsed.positional[0], at: try CommandArguments.version(parsed.positional[1]))
+        }
+    }
+
+    private func expectNoPositional(_ parsed: CommandArguments, _ subcommand: String) throws {
+        if let first = parsed.positional.first { throw CommandUsageError.unexpectedArgument(first, subcommand: subcommand) }
+    }
+
+    private func status(check: Bool) throws -> MigrationCommand.ExitCode {
+        let (plan, records) = try coordinator.planAndRecords(postDeploy: false)
+        var lines = ["Migrations to app version \(plan.appVersion):"]
+        for (manager, record) in zip(plan.managers, records) {
+            var heading = "\(manager.name) (\(manager.store)): level \(manager.level?.description ?? "none")"
+            if let firstLaunch = manager.firstLaunch { heading += ", first launch (\(firstLaunch.rawValue))" }
+            if let newer = manager.newerStore { heading += ", newer than the app (\(newer.rawValue))" }
+            lines.append(heading)
+            var applied = list(record.appliedVersions)
+            if let baseline = record.baseline { applied += " (baseline \(baseline))" }
+            let pending = manager.pending.filter { !manager.deferred.contains($0) }
+            let rows: [(String, String)] = [
+                ("applied", applied),
+                ("pending", list(pending)),
+                ("deferred", list(manager.deferred)),
+                ("late", manager.late.isEmpty ? "none" : list(manager.late) + " (\(manager.latePolicy.rawValue))"),
+                ("ahead", list(manager.ahead)),
+                ("in progress", manager.inProgress.isEmpty ? "none" : manager.inProgress.map(\.description).joined(separator: "; ")),
+                ("post-deploy", list(manager.postDeploy)),
+            ]
+            lines += rows.filter { $0.0 != "deferred" || !manager.deferred.isEmpty }
+                .map { "  " + ($0.0 + ":").padding(toLength: 13, withPad: " ", startingAt: 0) + $0.1 }
+        }
+        lines += plan.diagnostics.map { "note: \($0)" }
+        let postDeployCount = plan.postDeploySteps.count
+        if let refusal = plan.blockingErrors.first {
+            lines.append("Refused: \(refusal)")
+        } else if plan.steps.isEmpty && postDeployCount == 0 {
+            lines.append("Up to date.")
+        } else {
+            var parts: [String] = []
+            if !plan.steps.isEmpty { parts.append("\(plan.steps.count) step\(plan.steps.count == 1 ? "" : "s")") }
+            if postDeployCount > 0 {
+                parts.append("\(postDeployCount) post-deploy step\(postDeployCount == 1 ? "" : "s") "
+                    + "('\(name) migrate --post-deploy' once the previous version is gone)")
+            }
+            let summary = "Pending: " + parts.joined(separator: ", and ")
+            lines.append(summary + ".")
+        }
+        console.output(lines.joined(separator: "\n") + "\n")
+        guard check else { return .success }
+        if let refusal = plan.blockingErrors.first {
+            console.errors("\(name): error: \(refusal)\n")
+            return .failure
+        }
+        return plan.steps.isEmpty && postDeployCount == 0 ? .success : .pending
+    }
+
+    private func migrate(
+        targets: [MigrationReference]?, postDeploy: Bool, dryRun: Bool, confirmed: Bool
+    ) throws -> MigrationCommand.ExitCode {
+        let plan = try coordinator.plan(targets: targets, postDeploy: postDeploy)
+        if let refusal = plan.blockingErrors.first {
+            console.errors("\(name): error: \(refusal)\n")
+            return .failure
+        }
+        var waiting = ""
+        if !plan.postDeploySteps.isEmpty {
+            waiting = "\(plan.postDeploySteps.count) post-deploy step\(plan.postDeploySteps.count == 1 ? "" : "s") wait "
+                + "(\(list(plan.postDeploySteps.map(\.id.description)))): run '\(name) migrate --post-deploy' once no "
+                + "process of the previous version serves.\n"
+        }
+        guard !plan.steps.isEmpty else {
+            console.output("Nothing to migrate: the stores are up to date.\n" + waiting)
+            return .success
+        }
+        if dryRun {
+            console.output(plan.description + "\nDry run: nothing was run.\n")
+            return .success
+        }
+        if console.isTerminal, !confirmed {
+            console.output("Pending:\n" + plan.steps.map { "  \($0)\n" }.joined()
+                + "Run \(plan.steps.count) step\(plan.steps.count == 1 ? "" : "s")? [y/N] ")
+            let answer = console.readLine()?.trimmingCharacters(in: .whitespaces).lowercased()
+            guard answer == "y" || answer == "yes" else {
+                console.errors("\(name): migration cancelled: nothing was run.\n")
+                return .declined
+            }
+        }
+        let report = try coordinator.runToCompletion(targets: targets, postDeploy: postDeploy)
+        console.output(report.description + "\n" + waiting)
+        return .success
+    }
+
+    private func baseline(manager: String, at version: Version) throws -> MigrationCommand.ExitCode {
+        guard let recorded = try coordinator.baseline(manager: manager, at: version) else {
+            throw CommandUsageError.unknownManager(manager)
+        }
+        if recorded {
+            console.output("Recorded baseline \(version) for \(manager): its migrations at or below \(version) count as applied.\n")
+            return .success
+        }
+        let level = try coordinator.plan().managers.first { $0.name == manager }?.level
+        console.errors("\(name): error: nothing recorded: \(manager) already has a record (level \(level?.description ?? "none")); "
+            + "a baseline applies only to a manager with no record, so leave it as it is.\n")
+        return .failure
+    }
+
+    private func list(_ items: [some CustomStringConvertible]) -> String {
+        items.isEmpty ? "none" : items.map(\.description).joined(separator: ", ")
+    }
+}
