@@ -116,6 +116,8 @@ if !withoutLibPQ {
                 "StoreMigrations", "StoreMigrationsPostgreSQL", "TestSupport", "ThrowawayPostgreSQL", "ReplicaRunner",
                 "replica-demo",
                 "StoreMigrationsTesting", "StoreMigrationsPostgreSQLTesting",
+                // SharedSQLVocabularyTests holds both connections to one vocabulary.
+                "StoreMigrationsSQLite",
             ]),
     ]
 }

@@ -290,11 +290,11 @@ extension PostgreSQLWorkload {
                 try coordinator.manager("batched-\(run)", store: store).registerResumable(1, batchSize: .automatic) { db, batch in
                     asked.append(batch.limit)
                     let after = batch.cursor.flatMap(Int64.init) ?? 0
-                    let selected = try db.prepare(select).query([.integer(after), .integer(Int64(batch.limit))])
+                    let selected = try db.prepare(select).rows(arguments: [.integer(after), .integer(Int64(batch.limit))])
                     let write = try db.prepare(update)
                     for row in selected {
                         let name: String = try row[1]
-                        try write.execute([.text(tag + name.prefix(4)), row.values[0]])
+                        try write.execute(arguments: [.text(tag + name.prefix(4)), row.values[0]])
                     }
                     guard selected.count == batch.limit, let last = selected.last else { return .finished(processed: selected.count) }
                     return .more(cursor: String(try last[0] as Int64), processed: selected.count)

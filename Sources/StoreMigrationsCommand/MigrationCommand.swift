@@ -9,7 +9,8 @@ import StoreMigrations
 /// // orders-service migrations status --check; orders-service migrations migrate --post-deploy --yes
 /// let arguments = CommandLine.arguments.dropFirst()
 /// if arguments.first == "migrations" {
-///     let command = MigrationCommand(coordinator: try OrdersService.coordinator(), commandName: "orders-service migrations")
+///     let command = MigrationCommand(
+///         coordinator: try OrdersService.coordinator(), commandName: "orders-service migrations")
 ///     exit(command.run(arguments: Array(arguments.dropFirst())).rawValue)
 /// }
 /// ```

@@ -36,39 +36,39 @@ struct PostgreSQLDump: Codable {
     static func read(schema: String, on db: PostgreSQLConnection) throws -> PostgreSQLDump {
         try db.execute("SET LOCAL search_path TO \(PostgreSQLConnection.quoted(schema))")
         let quote = PostgreSQLConnection.quoted
-        let sequences = try db.query(
+        let sequences = try db.rows(
             """
             SELECT c.relname, format_type(s.seqtypid, NULL), s.seqincrement, s.seqstart, s.seqmin, s.seqmax
             FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace JOIN pg_sequence s ON s.seqrelid = c.oid
             WHERE n.nspname = $1 AND c.relkind = 'S'
                 AND NOT EXISTS (SELECT 1 FROM pg_depend d WHERE d.objid = c.oid AND d.deptype = 'i')
             ORDER BY c.relname
-            """, [.text(schema)]
+            """, arguments: [.text(schema)]
         ).map { row -> Sequence in
             let name: String = try row[0]
             let type: String = try row[1]
             let increment: Int64 = try row[2], start: Int64 = try row[3], min: Int64 = try row[4], max: Int64 = try row[5]
-            let position = try db.query("SELECT last_value, is_called FROM \(quote(name))")
+            let position = try db.rows("SELECT last_value, is_called FROM \(quote(name))")
             return Sequence(
                 name: name,
                 create: "CREATE SEQUENCE \(quote(name)) AS \(type) INCREMENT \(increment) MINVALUE \(min) MAXVALUE \(max) START \(start)",
                 lastValue: try position.first.map { try $0[0] as Int64 }, isCalled: try position.first.map { try $0[1] as Bool } ?? false)
         }
-        let tables = try db.query(
+        let tables = try db.rows(
             """
             SELECT c.oid::int8, c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
             WHERE n.nspname = $1 AND c.relkind IN ('r', 'p') ORDER BY c.oid
-            """, [.text(schema)]
+            """, arguments: [.text(schema)]
         ).map { row -> Table in
             let oid: Int64 = try row[0]
             let name: String = try row[1]
-            let columns = try db.query(
+            let columns = try db.rows(
                 """
                 SELECT a.attname, format_type(a.atttypid, a.atttypmod), a.attnotnull, a.attidentity::text,
                     pg_get_expr(d.adbin, d.adrelid)
                 FROM pg_attribute a LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
                 WHERE a.attrelid = $1::int8::oid AND a.attnum > 0 AND NOT a.attisdropped ORDER BY a.attnum
-                """, [.integer(oid)]
+                """, arguments: [.integer(oid)]
             )
             let identityColumns = try columns.filter { try ($0[3] as String) != "" }.map { try $0[0] as String }
             let definitions = try columns.map { column -> String in
@@ -81,32 +81,32 @@ struct PostgreSQLDump: Codable {
                 if try column[2] as Bool { definition += " NOT NULL" }
                 return definition
             }
-            let rows = try db.query("SELECT row_to_json(t)::text FROM \(quote(name)) AS t").map { try $0[0] as String }
+            let rows = try db.rows("SELECT row_to_json(t)::text FROM \(quote(name)) AS t").map { try $0[0] as String }
             return Table(
                 name: name, create: "CREATE TABLE \(quote(name)) (\(definitions.joined(separator: ", ")))",
                 identityColumns: identityColumns, rows: rows)
         }
-        let constraints = try db.query(
+        let constraints = try db.rows(
             """
             SELECT c.relname, k.conname, pg_get_constraintdef(k.oid)
             FROM pg_constraint k JOIN pg_class c ON c.oid = k.conrelid JOIN pg_namespace n ON n.oid = c.relnamespace
             WHERE n.nspname = $1 AND k.contype IN ('p', 'u', 'c', 'f', 'x')
             ORDER BY CASE k.contype WHEN 'p' THEN 0 WHEN 'u' THEN 1 WHEN 'x' THEN 1 WHEN 'c' THEN 2 ELSE 3 END, c.relname, k.conname
-            """, [.text(schema)]
+            """, arguments: [.text(schema)]
         ).map { row in "ALTER TABLE \(quote(try row[0] as String)) ADD CONSTRAINT \(quote(try row[1] as String)) \(try row[2] as String)" }
-        let indexes = try db.query(
+        let indexes = try db.rows(
             """
             SELECT pg_get_indexdef(i.indexrelid) FROM pg_index i
             JOIN pg_class c ON c.oid = i.indexrelid JOIN pg_namespace n ON n.oid = c.relnamespace
             WHERE n.nspname = $1 AND NOT EXISTS (SELECT 1 FROM pg_constraint k WHERE k.conindid = i.indexrelid)
             ORDER BY c.relname
-            """, [.text(schema)]
+            """, arguments: [.text(schema)]
         ).map { row in unqualified(try row[0] as String, schema: schema) }
-        let views = try db.query(
+        let views = try db.rows(
             """
             SELECT c.relname, pg_get_viewdef(c.oid) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
             WHERE n.nspname = $1 AND c.relkind = 'v' ORDER BY c.oid
-            """, [.text(schema)]
+            """, arguments: [.text(schema)]
         ).map { row in "CREATE VIEW \(quote(try row[0] as String)) AS \(try row[1] as String)" }
         return PostgreSQLDump(sequences: sequences, tables: tables, objects: constraints + indexes + views)
     }
@@ -123,16 +123,16 @@ struct PostgreSQLDump: Codable {
             // tables an app may have (`line`, `point`, `box`).
             let insert = "INSERT INTO \(quote(table.name)) OVERRIDING SYSTEM VALUE "
                 + "SELECT * FROM json_populate_record(NULL::\(quote(schema)).\(quote(table.name)), $1::json)"
-            for row in table.rows { try db.execute(insert, [.text(row)]) }
+            for row in table.rows { try db.execute(insert, arguments: [.text(row)]) }
             for column in table.identityColumns {
                 try db.execute(
                     "SELECT setval(pg_get_serial_sequence($1, $2), coalesce((SELECT max(\(quote(column))) FROM \(quote(table.name))), 0) + 1, false)",
-                    [.text(quote(table.name)), .text(column)])
+                    arguments: [.text(quote(table.name)), .text(column)])
             }
         }
         for sequence in sequences {
             if let lastValue = sequence.lastValue {
-                try db.execute("SELECT setval($1, $2, $3)", [.text(quote(sequence.name)), .integer(lastValue), .bool(sequence.isCalled)])
+                try db.execute("SELECT setval($1, $2, $3)", arguments: [.text(quote(sequence.name)), .integer(lastValue), .bool(sequence.isCalled)])
             }
         }
         for object in objects { try db.execute(object) }

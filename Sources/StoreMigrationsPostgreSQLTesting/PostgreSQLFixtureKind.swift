@@ -67,7 +67,7 @@ public struct PostgreSQLFixtureKind: StoreFixtureKind {
             try db.execute("SET LOCAL search_path TO \(PostgreSQLConnection.quoted(store.schema))")
             let schema = PostgreSQLValue.text(store.schema)
             var entries: [SnapshotEntry] = []
-            for row in try db.query(
+            for row in try db.rows(
                 """
                 SELECT c.relname, a.attname, format_type(a.atttypid, a.atttypmod), a.attnotnull, a.attidentity::text,
                     pg_get_expr(d.adbin, d.adrelid)
@@ -75,7 +75,7 @@ public struct PostgreSQLFixtureKind: StoreFixtureKind {
                 JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
                 LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
                 WHERE n.nspname = $1 AND c.relkind IN ('r', 'p') ORDER BY c.relname, a.attname
-                """, [schema])
+                """, arguments: [schema])
             {
                 let table: String = try row[0]
                 guard !Self.recordTables.contains(table) else { continue }
@@ -88,32 +88,32 @@ public struct PostgreSQLFixtureKind: StoreFixtureKind {
                 }
                 entries.append(SnapshotEntry(.schema, "table \(table), column \(try row[1] as String)", definition))
             }
-            for row in try db.query(
+            for row in try db.rows(
                 """
                 SELECT c.relname, k.conname, pg_get_constraintdef(k.oid)
                 FROM pg_constraint k JOIN pg_class c ON c.oid = k.conrelid JOIN pg_namespace n ON n.oid = c.relnamespace
                 WHERE n.nspname = $1 ORDER BY c.relname, k.conname
-                """, [schema])
+                """, arguments: [schema])
             where !Self.recordTables.contains(try row[0] as String) {
                 entries.append(SnapshotEntry(.schema, "table \(try row[0] as String), constraint \(try row[1] as String)", try row[2]))
             }
-            for row in try db.query(
+            for row in try db.rows(
                 """
                 SELECT c.relname, t.relname, pg_get_indexdef(i.indexrelid) FROM pg_index i
                 JOIN pg_class c ON c.oid = i.indexrelid JOIN pg_class t ON t.oid = i.indrelid
                 JOIN pg_namespace n ON n.oid = c.relnamespace
                 WHERE n.nspname = $1 ORDER BY c.relname
-                """, [schema])
+                """, arguments: [schema])
             where !Self.recordTables.contains(try row[1] as String) {
                 let definition = (try row[2] as String).replacingOccurrences(of: "\(PostgreSQLConnection.quoted(store.schema)).", with: "")
                     .replacingOccurrences(of: "\(store.schema).", with: "")
                 entries.append(SnapshotEntry(.schema, "index \(try row[0] as String)", definition))
             }
-            for row in try db.query(
+            for row in try db.rows(
                 """
                 SELECT c.relname, pg_get_viewdef(c.oid) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
                 WHERE n.nspname = $1 AND c.relkind = 'v' ORDER BY c.relname
-                """, [schema])
+                """, arguments: [schema])
             {
                 let definition = (try row[1] as String).split(whereSeparator: \.isWhitespace).joined(separator: " ")
                 entries.append(SnapshotEntry(.schema, "view \(try row[0] as String)", definition))
@@ -128,7 +128,7 @@ public struct PostgreSQLFixtureKind: StoreFixtureKind {
     }
 
     private func exists(_ schema: String, on db: PostgreSQLConnection) throws -> Bool {
-        try db.scalar("SELECT count(*) FROM pg_namespace WHERE nspname = $1", [.text(schema)], as: Int.self) == 1
+        try db.scalar("SELECT count(*) FROM pg_namespace WHERE nspname = $1", arguments: [.text(schema)], as: Int.self) == 1
     }
 
     private func postgreSQL(_ store: any MigrationStore) throws -> PostgreSQLStore {

@@ -19,9 +19,9 @@ enum RowFuzz {
         try! database.execute("CREATE TABLE value(i INTEGER, r REAL, t TEXT, n NUMERIC, b BLOB)")
         return try! (
             database,
-            database.makeStatement("DELETE FROM value"),
-            database.makeStatement("INSERT INTO value VALUES (?1, ?1, ?1, ?1, ?1)"),
-            database.makeStatement("""
+            database.prepare("DELETE FROM value"),
+            database.prepare("INSERT INTO value VALUES (?1, ?1, ?1, ?1, ?1)"),
+            database.prepare("""
                 SELECT i, r, t, n, b, CAST(b AS INTEGER) AS ci, CAST(b AS REAL) AS cr, CAST(b AS TEXT) AS ct,
                     CAST(b AS BLOB) AS cb, CAST(b AS NUMERIC) AS cn
                 FROM value ORDER BY rowid

@@ -30,7 +30,7 @@ struct CalendarAppVersion1 {
                 INSERT INTO calendar(id, name) VALUES (1, 'Home'), (2, 'Old');
                 """)
             if view { try db.execute("CREATE VIEW event_notes AS SELECT id, note FROM event") }
-            let insert = try db.makeStatement(
+            let insert = try db.prepare(
                 "INSERT INTO event(calendar_id, title, starts_on, note, legacy_flag) VALUES (?, ?, ?, ?, ?)")
             for number in 1...40 {
                 try insert.execute(arguments: [

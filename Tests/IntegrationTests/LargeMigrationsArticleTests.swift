@@ -28,7 +28,7 @@ struct NotesAppVersion2 {
         let library = try coordinator.manager("library", store: SQLiteStore(url: dbURL))
         library.register("2.0") { db in
             try db.execute("CREATE TABLE note(id INTEGER PRIMARY KEY, title TEXT, body TEXT, attachment BLOB)")
-            let insert = try db.makeStatement("INSERT INTO note(title, body, attachment) VALUES (?, ?, ?)")
+            let insert = try db.prepare("INSERT INTO note(title, body, attachment) VALUES (?, ?, ?)")
             for number in 1...notes {
                 try insert.execute(arguments: [
                     .text("Note \(number)"), .text("Body of Note \(number)"),

@@ -29,6 +29,42 @@ import TestSupport
         #expect(try PreferencesStore(url: prefsURL).read().bool("onboarding.showHelp") == true)
         #expect(try SQLiteStore(url: dbURL).read { db in try db.tableInfo("event").map(\.name) } == ["id", "guid"])
     }
+
+    /// The README's and `MigrationRunHandle`'s sample: events and the snapshot with no state box,
+    /// in Swift 6 mode, as written there (`print` collects the lines).
+    @Test func runHandleEventsNeedNoStateOfOurOwn() async throws {
+        let folder = try TemporaryFolder()
+        let coordinator = MigrationCoordinator(appVersion: "2.0")
+        let library = try coordinator.manager("library", store: SQLiteStore(url: folder.file("library.sqlite")))
+        library.register("1.1") { db, context in
+            try db.execute("CREATE TABLE event(id INTEGER PRIMARY KEY)")
+            context.reportProgress(0.45)
+        }
+        library.register("2.0") { db in try db.addColumn("guid", type: .text, to: "event") }
+        var lines: [String] = []
+        func print(_ items: Any...) { lines.append(items.map { "\($0)" }.joined(separator: " ")) }
+
+        let handle = coordinator.run { _ in }
+        for await event in handle.events {
+            print(event, handle.snapshot)   // library@2.0: 45% 3 of 8 steps ended (41%); running library@2.0 (45%)
+        }
+        let report = try await handle.report()
+
+        #expect(report.succeeded)
+        #expect(lines.count == 6)
+        #expect(lines.first?.hasPrefix("planned 2 steps ") == true)
+        // The snapshot is read as the loop gets to an event: the run may be further on by then.
+        #expect(lines.contains { $0.hasPrefix("library@1.1: 45% ") && $0.contains(" of 2 steps ended ") })
+        #expect(lines.last?.hasPrefix("library@2.0: finished in ") == true)
+
+        // `MigrationRunSnapshot`'s sample: polling from a task.
+        let again = coordinator.run { _ in }
+        while !again.snapshot.isFinished {
+            print(again.snapshot)   // 3 of 8 steps ended (41%); running library@2.0 (30%)
+            try await Task.sleep(for: .seconds(1))
+        }
+        #expect(again.snapshot.description == "0 of 0 steps ended (100%); finished")
+    }
 }
 
 /// The README's custom store, as written there.

@@ -24,16 +24,16 @@ struct PostgreSQLTestDatabase {
 
     /// The tables of `schema`, sorted.
     func tables(in schema: String = "public") throws -> [String] {
-        try connect().query(
-            "SELECT table_name FROM information_schema.tables WHERE table_schema = $1 ORDER BY table_name", [.text(schema)]
+        try connect().rows(
+            "SELECT table_name FROM information_schema.tables WHERE table_schema = $1 ORDER BY table_name", arguments: [.text(schema)]
         ).map { try $0[0] as String }
     }
 
     /// The columns of `table`, in order.
     func columns(of table: String) throws -> [String] {
-        try connect().query(
+        try connect().rows(
             "SELECT column_name FROM information_schema.columns WHERE table_schema = 'public' AND table_name = $1 ORDER BY ordinal_position",
-            [.text(table)]
+            arguments: [.text(table)]
         ).map { try $0[0] as String }
     }
 
@@ -41,15 +41,15 @@ struct PostgreSQLTestDatabase {
     func advisoryLocks() throws -> Int {
         try connect().scalar(
             "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND database = (SELECT oid FROM pg_database WHERE datname = $1)",
-            [.text(name)], as: Int.self) ?? 0
+            arguments: [.text(name)], as: Int.self) ?? 0
     }
 
     /// `manager`'s rows of the levels and history tables: (level, versions in history order).
     func record(of manager: String) throws -> (level: String?, history: [String]) {
         let db = try connect()
-        let level = try db.scalar("SELECT level FROM store_migrations_levels WHERE manager = $1", [.text(manager)], as: String.self)
-        let history = try db.query(
-            "SELECT version FROM store_migrations_history WHERE manager = $1 ORDER BY id", [.text(manager)]
+        let level = try db.scalar("SELECT level FROM store_migrations_levels WHERE manager = $1", arguments: [.text(manager)], as: String.self)
+        let history = try db.rows(
+            "SELECT version FROM store_migrations_history WHERE manager = $1 ORDER BY id", arguments: [.text(manager)]
         ).map { try $0[0] as String }
         return (level, history)
     }

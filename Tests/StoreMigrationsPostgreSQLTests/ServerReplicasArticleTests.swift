@@ -128,7 +128,7 @@ import TestSupport
                                       WHERE datname = current_database())
                       AND classid::int8 = ($1::int8 >> 32) & 4294967295
                       AND objid::int8 = $1::int8 & 4294967295
-                    """, [.integer(store.lockKey)], as: Int32.self)
+                    """, arguments: [.integer(store.lockKey)], as: Int32.self)
             }
             seenPID.value = holder
         }
@@ -146,7 +146,7 @@ import TestSupport
         let accounts = try coordinator.manager("accounts", store: store)
         accounts.register("1.0") { db in try db.execute("CREATE TABLE account(id bigserial PRIMARY KEY)") }
         let holder = try database.connect()
-        try holder.execute("SELECT pg_advisory_lock($1)", [.integer(store.lockKey)])
+        try holder.execute("SELECT pg_advisory_lock($1)", arguments: [.integer(store.lockKey)])
 
         let explained = Locked<String?>(nil)
         func print(_ line: String) { explained.value = line }

@@ -100,12 +100,12 @@ package struct LegacyNotesApp {
                 CREATE TABLE note_tag(note_id INTEGER NOT NULL REFERENCES note(id), tag_id INTEGER NOT NULL REFERENCES tag(id));
                 CREATE INDEX note_date ON note(date);
                 """)
-            let insertTag = try db.makeStatement("INSERT INTO tag(name) VALUES (?)")
+            let insertTag = try db.prepare("INSERT INTO tag(name) VALUES (?)")
             for index in 1...50 { try insertTag.execute(arguments: [.text("tag\(index)")]) }
-            let insertNote = try db.makeStatement(
+            let insertNote = try db.prepare(
                 "INSERT INTO note(id, title, body, date, category, full_name) VALUES (?, ?, ?, ?, ?, ?)")
-            let insertEvent = try db.makeStatement("INSERT INTO event(note_id, kind, at) VALUES (?, ?, ?)")
-            let insertNoteTag = try db.makeStatement("INSERT INTO note_tag(note_id, tag_id) VALUES (?, ?)")
+            let insertEvent = try db.prepare("INSERT INTO event(note_id, kind, at) VALUES (?, ?, ?)")
+            let insertNoteTag = try db.prepare("INSERT INTO note_tag(note_id, tag_id) VALUES (?, ?)")
             for id in 1...max(1, notes) {
                 let date = String(format: "2024-%02d-%02dT10:%02d:00Z", id % 12 + 1, id % 28 + 1, id % 60)
                 let category = Self.categories[id % Self.categories.count]

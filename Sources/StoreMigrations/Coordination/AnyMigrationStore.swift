@@ -7,7 +7,8 @@ import Foundation
 /// let store: any MigrationStore<Preferences> = useDefaults
 ///     ? UserDefaultsStore(suiteName: "group.com.example")
 ///     : PreferencesStore(url: settingsURL)
-/// let settings = try coordinator.manager("settings", store: store)   // MigrationManager<AnyMigrationStore<Preferences>>
+/// // A MigrationManager<AnyMigrationStore<Preferences>>:
+/// let settings = try coordinator.manager("settings", store: store)
 /// settings.register("2.0") { prefs in try prefs.renameKey("theme", to: "appearance") }
 /// ```
 ///
@@ -27,6 +28,8 @@ public final class AnyMigrationStore<Content>: MigrationStore {
     public var identity: StoreIdentity { base.identity }
 
     public var isRebuildable: Bool { base.isRebuildable }
+
+    public var exists: Bool { base.exists }
 
     public func readRecords() throws -> [String: MigrationRecord] {
         try base.readRecords()

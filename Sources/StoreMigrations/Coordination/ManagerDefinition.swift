@@ -20,6 +20,8 @@ final class ManagerDefinition: Sendable {
     let fingerprintPolicy: FingerprintPolicy
     let hasHook: Bool
     let readRecords: @Sendable () throws -> [String: MigrationRecord]
+    /// Whether the store exists (``MigrationStore/exists``); asked only of stores without records.
+    let storeExists: @Sendable () -> Bool
     /// The first-launch policy's decision; reads the store for ``FirstLaunchPolicy/decide(_:)``.
     let decideFirstLaunch: @Sendable () throws -> FirstLaunchDecision
     let perform: @Sendable (StepWork, StepSource) throws -> StepOutcome
@@ -29,6 +31,7 @@ final class ManagerDefinition: Sendable {
         versions: [Version], dependencies: [[MigrationReference]], deferred: [Bool], postDeploy: [Int], labels: MigrationLabels,
         newerStorePolicy: NewerStorePolicy, latePolicy: LateMigrationPolicy, fingerprintPolicy: FingerprintPolicy, hasHook: Bool,
         readRecords: @escaping @Sendable () throws -> [String: MigrationRecord],
+        storeExists: @escaping @Sendable () -> Bool,
         decideFirstLaunch: @escaping @Sendable () throws -> FirstLaunchDecision,
         perform: @escaping @Sendable (StepWork, StepSource) throws -> StepOutcome
     ) {
@@ -46,6 +49,7 @@ final class ManagerDefinition: Sendable {
         self.fingerprintPolicy = fingerprintPolicy
         self.hasHook = hasHook
         self.readRecords = readRecords
+        self.storeExists = storeExists
         self.decideFirstLaunch = decideFirstLaunch
         self.perform = perform
     }
@@ -91,6 +95,7 @@ extension MigrationManager {
             newerStorePolicy: snapshot.newerStore, latePolicy: snapshot.late, fingerprintPolicy: snapshot.fingerprint,
             hasHook: !hooks.isEmpty,
             readRecords: { [self] in try readStoreRecords() },
+            storeExists: { store.exists },
             decideFirstLaunch: {
                 switch firstLaunch {
                 case .runAll: return .runAll

@@ -117,7 +117,9 @@ public final class MigrationCoordinator: @unchecked Sendable {
     /// itself.
     ///
     /// ```swift
-    /// let store: any MigrationStore<Preferences> = inAppGroup ? UserDefaultsStore(suiteName: group) : PreferencesStore(url: url)
+    /// let store: any MigrationStore<Preferences> = inAppGroup
+    ///     ? UserDefaultsStore(suiteName: group)
+    ///     : PreferencesStore(url: url)
     /// let settings = try coordinator.manager("settings", store: store)
     /// ```
     ///
@@ -145,7 +147,7 @@ public final class MigrationCoordinator: @unchecked Sendable {
         try executablePlan(targets: targets, postDeploy: postDeploy).executable.plan
     }
 
-    /// Runs the pending work and waits for it to finish.
+    /// Runs the pending work, blocking the calling thread until the run ends.
     ///
     /// Call it at launch before the stores are used, but not on a queue a migration body waits
     /// for. Cancel it through its `Progress`, which joins `Progress.current()` when there is one.
@@ -214,8 +216,10 @@ public final class MigrationCoordinator: @unchecked Sendable {
         return try manager.baseline(at: version)
     }
 
-    /// Runs the pending work; cancelling the task cancels the run (steps already running finish
-    /// or roll back, nothing new starts).
+    /// Runs the pending work from asynchronous code, suspending until the run ends.
+    ///
+    /// Cancelling the task cancels the run: steps already running finish or roll back, nothing
+    /// new starts.
     ///
     /// - Parameters:
     ///   - targets: Runs only these migrations and the steps they depend on; `nil` runs everything.
@@ -229,7 +233,7 @@ public final class MigrationCoordinator: @unchecked Sendable {
     public func run(
         targets: [MigrationReference]? = nil, launchBudget: Duration? = nil, postDeploy: Bool = false
     ) async throws -> MigrationReport {
-        let handle = MigrationRunHandle()
+        let handle = MigrationRunHandle(recordingEvents: false)
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
                 // Planning reads every store: off the cooperative thread pool, like the steps.
@@ -244,8 +248,10 @@ public final class MigrationCoordinator: @unchecked Sendable {
         }
     }
 
-    /// Runs the pending work in the background and calls `completion` on `queue` when it is done:
-    /// the main queue unless told otherwise, as an app's launch screen wants.
+    /// Starts the pending work in the background and returns its handle at once; `completion`
+    /// is called on `queue` when the run ends.
+    ///
+    /// The queue is the main queue unless told otherwise, as an app's launch screen wants.
     ///
     /// A command-line tool or a server whose main thread does not run a run loop or
     /// `dispatchMain()` never drains the main queue: pass a queue of your own there.
@@ -326,7 +332,16 @@ public final class MigrationCoordinator: @unchecked Sendable {
         let clockStart = ContinuousClock.now
         let progress = Progress(totalUnitCount: 0)
         let planned: (executable: ExecutablePlan, managers: [ManagerDefinition])
-        let (maxConcurrent, failurePolicy, observer) = lock.withLock { (self.maxConcurrent, onFailure, eventObserver) }
+        let (maxConcurrent, failurePolicy, userObserver) = lock.withLock { (self.maxConcurrent, onFailure, eventObserver) }
+        let observer: (@Sendable (MigrationEvent) -> Void)?
+        if let handle, handle.recordsEvents {
+            observer = { event in
+                userObserver?(event)
+                handle.record(event)
+            }
+        } else {
+            observer = userObserver
+        }
         do {
             planned = try executablePlan(targets: targets, postDeploy: postDeploy)
             if let refusal = planned.executable.plan.blockingErrors.first { throw refusal }
@@ -376,6 +391,8 @@ public final class MigrationCoordinator: @unchecked Sendable {
         let graph = try MigrationGraph(managers: definitions.map(\.graphManager), appVersion: appVersion)
         var storeIndex: [StoreIdentity: Int] = [:]
         var recordsByStore: [[String: MigrationRecord]] = []
+        // Asked only of stores without records, so that a launch with records pays nothing more.
+        var storeIsMissing: [Bool] = []
         var inputs: [PlanningInput] = []
         inputs.reserveCapacity(definitions.count)
         for definition in definitions {
@@ -385,11 +402,14 @@ public final class MigrationCoordinator: @unchecked Sendable {
             } else {
                 index = recordsByStore.count
                 storeIndex[definition.identity] = index
-                recordsByStore.append(try definition.readRecords())
+                let records = try definition.readRecords()
+                recordsByStore.append(records)
+                storeIsMissing.append(records.isEmpty && !definition.storeExists())
             }
             let record = recordsByStore[index][definition.name] ?? MigrationRecord()
             inputs.append(PlanningInput(
-                store: definition.storeDescription, storeIndex: index, isRebuildable: definition.isRebuildable,
+                store: definition.storeDescription, storeIndex: index, storeIsMissing: storeIsMissing[index],
+                isRebuildable: definition.isRebuildable,
                 record: record, newerStorePolicy: definition.newerStorePolicy, latePolicy: definition.latePolicy,
                 names: definition.labels.names, fingerprints: definition.labels.fingerprints,
                 fingerprintPolicy: definition.fingerprintPolicy,
@@ -409,23 +429,73 @@ public final class MigrationCoordinator: @unchecked Sendable {
     }
 }
 
-/// A run started by ``MigrationCoordinator/run(targets:launchBudget:postDeploy:queue:completion:)``: its progress, and a way to
-/// cancel it.
+/// A run started by ``MigrationCoordinator/run(targets:launchBudget:postDeploy:queue:completion:)``: its
+/// events, where it stands, its progress, and a way to pause or cancel it.
+///
+/// Under Swift 6, follow a run through ``events`` and ``snapshot``, which need no state of your
+/// own (an observer closure is `@Sendable` and cannot keep any):
+///
+/// ```swift
+/// let handle = coordinator.run { _ in }
+/// for await event in handle.events {
+///     print(event)             // library@2.0: 45%
+///     print(handle.snapshot)   // 3 of 8 steps ended (41%); running library@2.0 (45%)
+/// }
+/// let report = try await handle.report()   // the stream ends with the run
+/// ```
 public final class MigrationRunHandle: @unchecked Sendable {
-    // @unchecked: `run`, `cancelRequested`, `pauseRequested` and `result` are only touched with
-    // `lock` held; `finished` is signalled once, after `result` is set.
+    // @unchecked: `run`, `cancelRequested`, `pauseRequested`, `result` and `state` are only
+    // touched with `lock` held; `finished` is signalled once, after `result` is set.
     private let lock = NSLock()
     private var run: MigrationRun?
     private var cancelRequested = false
     private var pauseRequested = false
     private var result: Result<MigrationReport, any Error>?
+    private var state = MigrationRunSnapshot()
     private let finished = DispatchSemaphore(value: 0)
+    /// Where ``events`` is fed; `nil` for a run whose handle no caller sees, which then makes
+    /// no event unless the coordinator has an observer.
+    private let eventSink: AsyncStream<MigrationEvent>.Continuation?
 
     /// The run's progress: one unit per step, each step a child that its body can advance.
     /// Cancelling it cancels the run.
     public let progress = Progress(totalUnitCount: 1)
 
-    init() {}
+    /// Every event of the run, in the order the run sends them (the order of one step's events,
+    /// and of steps that depend on each other, is theirs), from the first
+    /// (``MigrationEvent/planned(_:)``) on, however late the iteration starts: the stream keeps
+    /// what was not read yet, until the handle is released. It finishes when the run ends,
+    /// whether it succeeded, failed or was cancelled (then ``report()`` says how), and at once
+    /// for a run refused before it started. Iterate it once, from one task.
+    public let events: AsyncStream<MigrationEvent>
+
+    init(recordingEvents: Bool = true) {
+        if recordingEvents {
+            let (stream, continuation) = AsyncStream.makeStream(of: MigrationEvent.self, bufferingPolicy: .unbounded)
+            events = stream
+            eventSink = continuation
+        } else {
+            events = AsyncStream { $0.finish() }
+            eventSink = nil
+        }
+    }
+
+    /// Where the run stands now: steps ended and how, steps running and how far they have got.
+    /// Safe to read from any thread or task, as often as wanted. It is the run's state when read:
+    /// read while handling one of ``events``, it may already count later ones.
+    public var snapshot: MigrationRunSnapshot { lock.withLock { state } }
+
+    /// Whether the run should make events for the handle.
+    var recordsEvents: Bool { eventSink != nil }
+
+    /// Takes `event` into ``snapshot`` and sends it to ``events``, under one lock so that both
+    /// see events in one order.
+    func record(_ event: MigrationEvent) {
+        lock.withLock {
+            state.apply(event)
+            eventSink?.yield(event)
+        }
+    }
 
     /// Starts nothing new; steps already running finish or roll back, the others are reported as
     /// cancelled.
@@ -497,8 +567,10 @@ public final class MigrationRunHandle: @unchecked Sendable {
     func finish(_ result: Result<MigrationReport, any Error>) {
         lock.withLock {
             self.result = result
+            state.isFinished = true
             // The run's stores (a SQLite store's connection) are let go of with it.
             run = nil
+            eventSink?.finish()
         }
         finished.signal()
     }

@@ -9,7 +9,9 @@ import Foundation
 /// ```
 ///
 /// Events arrive on the scheduler's threads, several at once when stores run in parallel: an
-/// observer must be quick and thread-safe.
+/// observer must be quick and thread-safe. To keep state across events under Swift 6 (an
+/// observer is `@Sendable`), iterate a run's ``MigrationRunHandle/events`` instead, or read its
+/// ``MigrationRunHandle/snapshot``.
 public enum MigrationEvent: Sendable, CustomStringConvertible {
     /// The run planned these steps and is about to start them.
     case planned(MigrationPlan)

@@ -129,7 +129,13 @@ public final class MigrationManager<Store: MigrationStore>: @unchecked Sendable 
         set { lock.withLock { fingerprint = newValue } }
     }
 
-    /// Registers the migration to `version`.
+    /// Registers the migration to `version`, with a body that edits the store's content.
+    ///
+    /// ```swift
+    /// prefs.register("1.1") { defaults in
+    ///     try defaults.renameKey("showHelp", to: "onboarding.showHelp")
+    /// }
+    /// ```
     ///
     /// The body runs once, when the store's record does not show `version` applied and `version`
     /// is at or below the app version; then `version` is added to the record, atomically with the
@@ -152,13 +158,18 @@ public final class MigrationManager<Store: MigrationStore>: @unchecked Sendable 
         append(version, dependencies, transaction, options, .plain(body))
     }
 
-    /// Registers the migration to `version` with a body that receives its ``MigrationContext``.
+    /// Registers the migration to `version`, with a body that also receives its
+    /// ``MigrationContext``: progress to report, the level before the step.
     ///
     /// ```swift
     /// library.register("2.0", dependsOn: [prefs.migration("1.1")]) { db, context in
-    ///     try db.transformRows(in: "event", columns: ["guid"]) { _ in ["guid": .text(UUID().uuidString)] }
+    ///     try db.transformRows(in: "event", columns: ["guid"]) { _ in
+    ///         ["guid": .text(UUID().uuidString)]
+    ///     }
     /// }
     /// ```
+    ///
+    /// Otherwise as ``register(_:dependsOn:transaction:options:_:)-(_,_,_,_,Body)``.
     @inlinable
     public func register(
         _ version: Version, dependsOn dependencies: [MigrationReference] = [],
@@ -179,10 +190,18 @@ public final class MigrationManager<Store: MigrationStore>: @unchecked Sendable 
     /// ```swift
     /// library.registerResumable("2.0", deferred: true) { db, batch in
     ///     let after = batch.cursor.flatMap(Int64.init) ?? 0
-    ///     let ids = try db.rows("SELECT id FROM note WHERE id > ? ORDER BY id LIMIT ?",
-    ///                           arguments: [.integer(after), .integer(Int64(batch.limit))]).map { try $0[0] as Int64 }
-    ///     for id in ids { try db.execute("UPDATE note SET guid = ? WHERE id = ?", arguments: [.text(UUID().uuidString), .integer(id)]) }
-    ///     guard let last = ids.last, ids.count == batch.limit else { return .finished(processed: ids.count) }
+    ///     let ids = try db.rows(
+    ///         "SELECT id FROM note WHERE id > ? ORDER BY id LIMIT ?",
+    ///         arguments: [.integer(after), .integer(Int64(batch.limit))]
+    ///     ).map { try $0[0] as Int64 }
+    ///     for id in ids {
+    ///         try db.execute(
+    ///             "UPDATE note SET guid = ? WHERE id = ?",
+    ///             arguments: [.text(UUID().uuidString), .integer(id)])
+    ///     }
+    ///     guard let last = ids.last, ids.count == batch.limit else {
+    ///         return .finished(processed: ids.count)
+    ///     }
     ///     return .more(cursor: String(last), processed: ids.count)
     /// }
     /// ```

@@ -97,6 +97,9 @@ public struct MigrationReport: Sendable, Codable, CustomStringConvertible {
         public let levelBefore: Version?
         /// Its level after the run.
         public let levelAfter: Version?
+        /// Whether the run created the store: it did not exist when planned
+        /// (``MigrationPlan/Manager/createsStore``) and does now.
+        public let createdStore: Bool
         /// Its registered migrations past the app version, which never run in this version (as
         /// the plan lists them).
         public let ahead: [Version]
@@ -159,6 +162,7 @@ public struct MigrationReport: Sendable, Codable, CustomStringConvertible {
         for manager in managers {
             let before = manager.levelBefore?.description ?? "none", after = manager.levelAfter?.description ?? "none"
             lines.append("  \(manager.name): level \(before == after ? before : "\(before) → \(after)")"
+                + (manager.createdStore ? "; store created (it did not exist)" : "")
                 + (manager.ahead.isEmpty ? "" : "; ahead " + manager.ahead.map(\.description).joined(separator: ", ")))
         }
         lines += diagnostics.map { "  note: \($0)" }

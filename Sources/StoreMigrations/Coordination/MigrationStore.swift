@@ -54,6 +54,13 @@ public protocol MigrationStore<Content>: AnyObject, Sendable, CustomStringConver
     /// rebuildable stores accept the ``NewerStorePolicy/reset`` policy. Defaults to `false`.
     var isRebuildable: Bool { get }
 
+    /// Whether the storage exists: `false` for a file or a folder that is not there yet, which
+    /// the first step creates. The plan and the report say so (``MigrationPlan/Manager/createsStore``,
+    /// ``MigrationReport/Manager/createdStore``), so that a mistyped path shows as a new store
+    /// rather than as a quiet first launch. Asked only when the store has no records; must
+    /// create nothing. Defaults to `true`.
+    var exists: Bool { get }
+
     /// Whether the store runs requests whose ``TransactionRequest/mode`` is
     /// ``TransactionMode/none`` (migrations registered with `transaction: .none`). Defaults to
     /// `false`: the coordinator then refuses such a migration with
@@ -94,6 +101,9 @@ extension MigrationStore {
 
     /// Stores are durable unless they say otherwise.
     public var isRebuildable: Bool { false }
+
+    /// Stores exist unless they say otherwise.
+    public var exists: Bool { true }
 
     /// Every step runs in the store's transaction.
     public var runsStepsOutsideTransactions: Bool { false }

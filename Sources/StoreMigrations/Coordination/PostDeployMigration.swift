@@ -5,7 +5,9 @@
 ///
 /// ```swift
 /// orders.register("2.0") { db in try db.execute("ALTER TABLE orders ADD COLUMN reference text") }
-/// orders.register("2.0-1", options: .postDeploy) { db in try db.execute("ALTER TABLE orders DROP COLUMN legacy_ref") }
+/// orders.register("2.0-1", options: .postDeploy) { db in
+///     try db.execute("ALTER TABLE orders DROP COLUMN legacy_ref")
+/// }
 ///
 /// try coordinator.run()                   // every replica's start-up: 2.0 only
 /// try coordinator.run(postDeploy: true)   // once the old replicas are gone: 2.0-1

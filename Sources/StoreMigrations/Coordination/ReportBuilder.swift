@@ -47,6 +47,7 @@ enum ReportBuilder {
             MigrationReport.Manager(
                 name: manager.name, store: manager.storeDescription,
                 levelBefore: executable.records[index].level, levelAfter: levelAfter[index],
+                createdStore: plan.managers[index].createsStore && manager.storeExists(),
                 ahead: plan.managers[index].ahead)
         }
         return MigrationReport(

@@ -12,7 +12,9 @@ import Glibc
 ///
 /// ```swift
 /// var identity: StoreIdentity { .file(databaseURL) }
-/// var identity: StoreIdentity { StoreIdentity(kind: "postgresql", value: "db.example.com:5432/app/public") }
+/// var identity: StoreIdentity {
+///     StoreIdentity(kind: "postgresql", value: "db.example.com:5432/app/public")
+/// }
 /// ```
 public struct StoreIdentity: Sendable, Hashable, CustomStringConvertible {
     /// An object's identity is kept as the object identifier itself: planning compares one per

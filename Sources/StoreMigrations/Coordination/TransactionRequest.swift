@@ -6,7 +6,10 @@ import Foundation
 /// it.
 ///
 /// ```swift
-/// func transaction<T>(_ request: TransactionRequest, _ body: (inout [String: MigrationRecord], inout Content) throws -> T) throws -> T {
+/// func transaction<T>(
+///     _ request: TransactionRequest,
+///     _ body: (inout [String: MigrationRecord], inout Content) throws -> T
+/// ) throws -> T {
 ///     if !lock.tryLock() {
 ///         request.waiting(StoreWait(store: description, lock: "the store's lock"))
 ///         lock.lock()

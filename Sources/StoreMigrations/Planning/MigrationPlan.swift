@@ -18,6 +18,11 @@ public struct MigrationPlan: Sendable, Hashable, Codable, CustomStringConvertibl
         public let name: String
         /// The store it migrates.
         public let store: String
+        /// Whether the store does not exist yet (a file or folder that is not there), so that its
+        /// first step creates it, folders included, and runs on an empty store. Expected at a
+        /// first install; for an app that has run before, the store's path is probably wrong
+        /// (a mistyped app-group folder, say).
+        public let createsStore: Bool
         /// The level recorded in the store, or `nil` on a first launch.
         public let level: Version?
         /// On a first launch, what the first-launch policy decided.
@@ -140,6 +145,7 @@ public struct MigrationPlan: Sendable, Hashable, Codable, CustomStringConvertibl
         for manager in managers {
             var line = "  \(manager.name) (\(manager.store)): level \(manager.level?.description ?? "none")"
             if let firstLaunch = manager.firstLaunch { line += ", first launch (\(firstLaunch.rawValue))" }
+            if manager.createsStore { line += ", store does not exist: its first step creates it" }
             if let newerStore = manager.newerStore { line += ", newer than the app (\(newerStore.rawValue))" }
             line += manager.pending.isEmpty ? ", nothing pending" : ", pending " + manager.pending.map(\.description).joined(separator: ", ")
             if !manager.late.isEmpty {

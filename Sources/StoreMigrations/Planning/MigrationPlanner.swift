@@ -5,6 +5,8 @@ struct PlanningInput: Sendable {
     let store: String
     /// The index of the manager's store among the distinct stores (by identity).
     let storeIndex: Int
+    /// Whether the store does not exist yet (see ``MigrationPlan/Manager/createsStore``).
+    let storeIsMissing: Bool
     let isRebuildable: Bool
     let record: MigrationRecord
     let newerStorePolicy: NewerStorePolicy
@@ -585,7 +587,7 @@ enum MigrationPlanner {
         let managerPlans = graph.managers.enumerated().map { index, manager in
             let record = inputs[index].record
             return MigrationPlan.Manager(
-                name: manager.name, store: inputs[index].store, level: record.level,
+                name: manager.name, store: inputs[index].store, createsStore: inputs[index].storeIsMissing, level: record.level,
                 firstLaunch: starts[index].firstLaunch, newerStore: starts[index].newerStore,
                 pending: pending[index],
                 late: starts[index].late.map { manager.versions[$0] }, latePolicy: inputs[index].latePolicy,

@@ -4,7 +4,8 @@ import Foundation
 /// objects, in a records file as they are and in the SQL stores' levels table as JSON text.
 ///
 /// ```json
-/// [{"version": "2.0", "cursor": "rowid 400000", "done": 400000, "total": 1000000, "batches": 37, "elapsed": 12.5}]
+/// [{"version": "2.0", "cursor": "rowid 400000", "done": 400000, "total": 1000000,
+///   "batches": 37, "elapsed": 12.5}]
 /// ```
 package enum StoredProgress {
     /// Why stored progress is malformed.

@@ -91,7 +91,7 @@ public struct FileStoreError: Error, Sendable, Hashable, CustomStringConvertible
     }
 
     /// Creates `folder` and its parents, unless they exist.
-    static func createFolder(_ folder: URL, store: String) throws {
+    package static func createFolder(_ folder: URL, store: String) throws {
         do {
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         } catch {

@@ -63,7 +63,9 @@ extension PostgreSQLConnection {
     ///
     /// ```swift
     /// orders.registerResumable("2.1", deferred: true) { db, batch in
-    ///     try db.transformRows(in: "event", columns: ["payload"], where: "guid IS NULL", batch: batch) { row in
+    ///     try db.transformRows(
+    ///         in: "event", columns: ["payload"], where: "guid IS NULL", batch: batch
+    ///     ) { row in
     ///         ["guid": .text(UUID().uuidString)]
     ///     }
     /// }
@@ -124,11 +126,11 @@ extension PostgreSQLConnection {
         if ownsTransaction { try execute("BEGIN") }
         do {
             let cursor = makeCursorName()
-            try execute("DECLARE \(cursor) NO SCROLL CURSOR FOR \(sql)", parameters)
+            try execute("DECLARE \(cursor) NO SCROLL CURSOR FOR \(sql)", arguments: parameters)
             let fetch = "FETCH FORWARD \(batchSize) FROM \(cursor)"
             while true {
                 try context?.checkCancellation()
-                let batch = try query(fetch)
+                let batch = try rows(fetch)
                 for row in batch { try body(row) }
                 if batch.count < batchSize { break }
             }
@@ -199,9 +201,9 @@ private struct KeysetRowTransform {
     ) throws -> (visited: Int, changed: Int, lastKey: PostgreSQLValue?) {
         let batch: [PostgreSQLRow]
         if let lastKey {
-            batch = try next?.query([lastKey]) ?? connection.query(following, [lastKey])
+            batch = try next?.rows(arguments: [lastKey]) ?? connection.rows(following, arguments: [lastKey])
         } else {
-            batch = try connection.query(first)
+            batch = try connection.rows(first)
         }
         var changed = 0
         // The update's parameters, one array reused for every row: the written columns as read,
@@ -225,7 +227,7 @@ private struct KeysetRowTransform {
             parameters.append(row.values[0])
             // `update` exists whenever there is a column to write, and so whenever the loop
             // above accepted the transform's values.
-            try update?.execute(parameters)
+            try update?.execute(arguments: parameters)
             changed += 1
         }
         return (batch.count, changed, batch.last?.values[0])
@@ -255,15 +257,15 @@ private struct KeysetRowTransform {
 
     /// The one column of `table`'s primary key.
     private static func primaryKey(of qualified: String, named table: String, on connection: PostgreSQLConnection) throws -> String {
-        guard try connection.scalar("SELECT to_regclass($1) IS NOT NULL", [.text(qualified)], as: Bool.self) == true else {
+        guard try connection.scalar("SELECT to_regclass($1) IS NOT NULL", arguments: [.text(qualified)], as: Bool.self) == true else {
             throw connection.misuse("transformRows found no table \(qualified)")
         }
-        let columns = try connection.query(
+        let columns = try connection.rows(
             """
             SELECT a.attname::text FROM pg_index i
             JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = ANY (i.indkey)
             WHERE i.indrelid = to_regclass($1) AND i.indisprimary ORDER BY array_position(i.indkey::int2[], a.attnum)
-            """, [.text(qualified)]
+            """, arguments: [.text(qualified)]
         ).map { try $0[0] as String }
         guard columns.count == 1 else {
             throw connection.misuse(

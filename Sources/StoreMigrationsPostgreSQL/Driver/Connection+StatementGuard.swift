@@ -235,7 +235,7 @@ extension PostgreSQLConnection {
     /// reads them once before the body and compares.
     func catalogWrites() throws -> [String: CatalogWrites] {
         var writes: [String: CatalogWrites] = [:]
-        for row in try query(SchemaChanges.writtenCatalogs) {
+        for row in try rows(SchemaChanges.writtenCatalogs) {
             writes[try row[0] as String] = CatalogWrites(inserted: try row[1], updated: try row[2], deleted: try row[3])
         }
         return writes

@@ -8,8 +8,10 @@ import StoreMigrations
 /// ```swift
 /// service.register("1.1") { db in
 ///     try db.execute("ALTER TABLE account ADD COLUMN email_verified bool NOT NULL DEFAULT false")
-///     try db.execute("UPDATE account SET email_verified = true WHERE legacy_flags & $1 <> 0", [4])
-///     let unverified: Int = try db.scalar("SELECT count(*) FROM account WHERE NOT email_verified") ?? 0
+///     try db.execute(
+///         "UPDATE account SET email_verified = true WHERE legacy_flags & $1 <> 0", arguments: [4])
+///     let unverified: Int = try db.scalar(
+///         "SELECT count(*) FROM account WHERE NOT email_verified") ?? 0
 /// }
 /// ```
 ///
@@ -109,31 +111,32 @@ public final class PostgreSQLConnection {
         try guarded(sql) { _ = try queryEach(sql, guarding: true) }
     }
 
-    /// Runs one statement with parameters `$1`, `$2`, …, and returns the number of rows it
-    /// inserted, updated or deleted (0 for other statements).
+    /// Runs one statement whose parameters `$1`, `$2`, … take `arguments` in order, and returns
+    /// the number of rows it inserted, updated or deleted (0 for other statements).
     ///
     /// ```swift
-    /// let archived = try db.execute("UPDATE note SET archived = true WHERE updated_at < $1", ["2020-01-01"])
+    /// let archived = try db.execute(
+    ///     "UPDATE note SET archived = true WHERE updated_at < $1", arguments: ["2020-01-01"])
     /// ```
     @discardableResult
-    public func execute(_ sql: String, _ parameters: [PostgreSQLValue]) throws -> Int {
+    public func execute(_ sql: String, arguments: [PostgreSQLValue]) throws -> Int {
         try guarded(sql) {
-            try withParameters(parameters) { count, types, values in
+            try withParameters(arguments) { count, types, values in
                 try check(PQexecParams(handle, sql, count, types, values, nil, nil, 0), sql: sql) { Self.affectedRows($0) }
             }
         }
     }
 
-    /// Runs a query with parameters and returns its rows.
+    /// Returns every row of the query `sql`, whose parameters `$1`, `$2`, … take `arguments`.
     ///
     /// ```swift
-    /// for row in try db.query("SELECT id, title FROM note WHERE owner = $1", [ownerID]) {
+    /// for row in try db.rows("SELECT id, title FROM note WHERE owner = $1", arguments: [ownerID]) {
     ///     print(try row["id"] as Int, try row["title"] as String)
     /// }
     /// ```
-    public func query(_ sql: String, _ parameters: [PostgreSQLValue] = []) throws -> [PostgreSQLRow] {
+    public func rows(_ sql: String, arguments: [PostgreSQLValue] = []) throws -> [PostgreSQLRow] {
         try guarded(sql) {
-            try withParameters(parameters) { count, types, values in
+            try withParameters(arguments) { count, types, values in
                 try check(PQexecParams(handle, sql, count, types, values, nil, nil, 0), sql: sql) { rows(of: $0, sql: sql) }
             }
         }
@@ -146,9 +149,9 @@ public final class PostgreSQLConnection {
     /// let count: Int = try db.scalar("SELECT count(*) FROM note") ?? 0
     /// ```
     public func scalar<T: PostgreSQLValueConvertible>(
-        _ sql: String, _ parameters: [PostgreSQLValue] = [], as type: T.Type = T.self
+        _ sql: String, arguments: [PostgreSQLValue] = [], as type: T.Type = T.self
     ) throws -> T? {
-        guard let row = try query(sql, parameters).first else { return nil }
+        guard let row = try rows(sql, arguments: arguments).first else { return nil }
         let value: T? = try row[0]
         return value
     }
@@ -157,7 +160,7 @@ public final class PostgreSQLConnection {
     ///
     /// ```swift
     /// let insert = try db.prepare("INSERT INTO tag(name) VALUES ($1) ON CONFLICT DO NOTHING")
-    /// for name in names { try insert.execute([.text(name)]) }
+    /// for name in names { try insert.execute(arguments: [.text(name)]) }
     /// ```
     public func prepare(_ sql: String) throws -> PostgreSQLStatement {
         nextStatement += 1
@@ -169,7 +172,7 @@ public final class PostgreSQLConnection {
 
     /// Whether a table (or view) exists; `name` may be schema-qualified.
     public func tableExists(_ name: String) throws -> Bool {
-        try scalar("SELECT to_regclass($1) IS NOT NULL", [.text(name)], as: Bool.self) ?? false
+        try scalar("SELECT to_regclass($1) IS NOT NULL", arguments: [.text(name)], as: Bool.self) ?? false
     }
 
     /// `identifier` quoted for SQL: `my "table"` becomes `"my ""table"""`.

@@ -9,7 +9,8 @@ import StoreMigrations
 /// do {
 ///     try coordinator.run()
 /// } catch let error as MigrationRunError {
-///     if let failure = error.report.failures.first?.error as? PostgreSQLError, failure.sqlState == "42P07" {
+///     if let failure = error.report.failures.first?.error as? PostgreSQLError,
+///        failure.sqlState == "42P07" {
 ///         print(failure.message, failure.sql ?? "")   // relation "…" already exists
 ///     }
 /// }

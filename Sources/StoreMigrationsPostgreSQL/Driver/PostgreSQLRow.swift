@@ -5,7 +5,7 @@ import StoreMigrations
 /// asked for.
 ///
 /// ```swift
-/// for row in try db.query("SELECT id, title, archived_at FROM note WHERE id > $1", [100]) {
+/// for row in try db.rows("SELECT id, title, archived_at FROM note WHERE id > $1", arguments: [100]) {
 ///     let id: Int = try row["id"]
 ///     let title: String = try row[1]
 ///     let archivedAt: String? = try row["archived_at"]   // NULL reads as nil
@@ -41,7 +41,7 @@ public struct PostgreSQLRow: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// The column names, in order.
-    public var columns: [String] { layout.names }
+    public var columnNames: [String] { layout.names }
 
     // The subscripts are inlinable so that a caller's reads are specialized for the type it
     // asks for: a row transform reads a value or two of every row, and the generic path cost
@@ -61,7 +61,7 @@ public struct PostgreSQLRow: Sendable, Hashable, CustomStringConvertible {
     @inlinable public subscript<T: PostgreSQLValueConvertible>(_ name: String) -> T {
         get throws {
             guard let index = layout.index(of: name) else {
-                throw conversionError("the row has no column \(name); its columns are \(columns.joined(separator: ", "))")
+                throw conversionError("the row has no column \(name); its columns are \(columnNames.joined(separator: ", "))")
             }
             return try convert(values[index], column: name)
         }

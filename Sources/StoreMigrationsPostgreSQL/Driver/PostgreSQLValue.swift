@@ -6,8 +6,9 @@ import StoreMigrations
 /// Literals make parameter lists short:
 ///
 /// ```swift
-/// try db.execute("INSERT INTO note(id, title, archived) VALUES ($1, $2, $3)", [42, "Welcome", false])
-/// try db.execute("UPDATE note SET title = $1 WHERE id = $2", [.null, 42])
+/// try db.execute(
+///     "INSERT INTO note(id, title, archived) VALUES ($1, $2, $3)", arguments: [42, "Welcome", false])
+/// try db.execute("UPDATE note SET title = $1 WHERE id = $2", arguments: [.null, 42])
 /// ```
 ///
 /// Parameters travel in PostgreSQL's text format, typed as `bool`, `int8`, `float8` or `bytea`

@@ -6,7 +6,7 @@ import StoreMigrations
 ///
 /// ```swift
 /// let rename = try db.prepare("UPDATE account SET handle = $1 WHERE id = $2")
-/// for (id, handle) in renames { try rename.execute([.text(handle), .integer(id)]) }
+/// for (id, handle) in renames { try rename.execute(arguments: [.text(handle), .integer(id)]) }
 /// ```
 ///
 /// The statement lives on the connection until it is released; it is deallocated then (or, if
@@ -31,11 +31,12 @@ public final class PostgreSQLStatement {
         }
     }
 
-    /// Runs the statement with `parameters`; returns the number of rows it changed.
+    /// Runs the statement with `arguments` for its parameters; returns the number of rows it
+    /// changed.
     @discardableResult
-    public func execute(_ parameters: [PostgreSQLValue] = []) throws -> Int {
+    public func execute(arguments: [PostgreSQLValue] = []) throws -> Int {
         try connection.guarded(sql) {
-            try connection.withParameters(parameters) { count, _, values in
+            try connection.withParameters(arguments) { count, _, values in
                 try connection.check(PQexecPrepared(connection.handle, name, count, values, nil, nil, 0), sql: sql) {
                     PostgreSQLConnection.affectedRows($0)
                 }
@@ -43,10 +44,10 @@ public final class PostgreSQLStatement {
         }
     }
 
-    /// Runs the statement with `parameters`; returns its rows.
-    public func query(_ parameters: [PostgreSQLValue] = []) throws -> [PostgreSQLRow] {
+    /// Runs the statement with `arguments` for its parameters; returns its rows.
+    public func rows(arguments: [PostgreSQLValue] = []) throws -> [PostgreSQLRow] {
         try connection.guarded(sql) {
-            try connection.withParameters(parameters) { count, _, values in
+            try connection.withParameters(arguments) { count, _, values in
                 try connection.check(PQexecPrepared(connection.handle, name, count, values, nil, nil, 0), sql: sql) {
                     connection.rows(of: $0, sql: sql)
                 }

@@ -44,7 +44,7 @@ final class BlockerWatch: @unchecked Sendable {
                 WHERE pid = ANY (pg_blocking_pids($1::int)) ORDER BY backend_start LIMIT 1
                 """
             while true {
-                let row = (try? watcher.query(sql, [.integer(Int64(pid))]))?.first
+                let row = (try? watcher.rows(sql, arguments: [.integer(Int64(pid))]))?.first
                 let seen = try? row.map { Blocker(pid: try $0[0], query: try $0[1]) }
                 lock.lock()
                 if let seen { blocker = seen }

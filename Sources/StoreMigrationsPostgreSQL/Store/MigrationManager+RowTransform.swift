@@ -15,7 +15,9 @@ extension MigrationManager where Store == PostgreSQLStore {
     ///
     /// ```swift
     /// orders.register("2.0") { db in try db.execute("ALTER TABLE event ADD COLUMN guid uuid") }
-    /// orders.registerResumable("2.0-1", transformingRowsOf: "event", columns: ["guid"], deferred: true) { _ in
+    /// orders.registerResumable(
+    ///     "2.0-1", transformingRowsOf: "event", columns: ["guid"], deferred: true
+    /// ) { _ in
     ///     ["guid": .text(UUID().uuidString)]
     /// }
     /// ```

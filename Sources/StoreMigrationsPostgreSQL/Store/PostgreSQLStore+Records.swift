@@ -101,11 +101,11 @@ extension PostgreSQLStore {
     private func foreignTableError(_ error: PostgreSQLError, in db: PostgreSQLConnection) throws -> PostgreSQLError {
         let table = error.message.contains(Self.historyTable) ? Self.historyTable : Self.levelsTable
         if db.transactionStatus == PQTRANS_INERROR { PQclear(PQexec(db.handle, "ROLLBACK")) }
-        let columns = (try? db.query(
+        let columns = (try? db.rows(
             """
             SELECT column_name FROM information_schema.columns
             WHERE table_schema = $1 AND table_name = $2 ORDER BY ordinal_position
-            """, [.text(schema), .text(table)]).map { try $0[0] as String }) ?? []
+            """, arguments: [.text(schema), .text(table)]).map { try $0[0] as String }) ?? []
         return PostgreSQLError(
             kind: .foreignStoreTable(table: "\(schema).\(table)"), sqlState: error.sqlState,
             message: "\(error.message); its columns are \(columns.joined(separator: ", "))",
@@ -140,7 +140,7 @@ extension PostgreSQLStore {
 
 extension PostgreSQLConnection: SQLRecordConnection {
     package func executeRecordStatement(_ sql: String, _ arguments: [SQLRecordValue]) throws {
-        _ = try execute(sql, arguments.map { value in
+        _ = try execute(sql, arguments: arguments.map { value in
             switch value {
             case .text(let text): return .text(text)
             case .real(let number): return .double(number)

@@ -227,9 +227,9 @@ public final class PostgreSQLStore: MigrationStore, @unchecked Sendable {
             // a look-up of the `progress` column in `pg_attribute` cost more than this and the
             // records together (an older release's levels table has no `progress`: the records'
             // read takes it from the row as JSON, which lacks it then rather than failing).
-            let catalog = try db.query(
+            let catalog = try db.rows(
                 "SELECT to_regclass($1) IS NOT NULL, to_regclass($2) IS NOT NULL",
-                [.text(qualified(Self.levelsTable)), .text(qualified(Self.historyTable))])
+                arguments: [.text(qualified(Self.levelsTable)), .text(qualified(Self.historyTable))])
             guard let row = catalog.first, try row[0] as Bool else { return [:] }
             let hasHistory: Bool = try row[1]
             do {

@@ -26,7 +26,7 @@ struct ConnectionSettings: Equatable {
 
     /// The statement reading them on `db`, compiled once per connection by its store.
     static func query(on db: Database) throws -> Statement {
-        try db.makeStatement(query)
+        try db.prepare(query)
     }
 
     /// The settings the connection of `query` (from ``query(on:)``) has now.

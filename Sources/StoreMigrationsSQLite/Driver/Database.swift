@@ -157,7 +157,7 @@ public final class Database {
     }
 
     /// Compiles one statement for running many times: see ``Statement``.
-    public func makeStatement(_ sql: String) throws -> Statement {
+    public func prepare(_ sql: String) throws -> Statement {
         var statements: [Statement] = []
         try forEachStatement(in: sql) { statement, _ in statements.append(statement) }
         guard statements.count == 1, let statement = statements.first else {
@@ -171,12 +171,12 @@ public final class Database {
 
     /// Returns every row of the query `sql`.
     public func rows(_ sql: String, arguments: [DatabaseValue] = []) throws -> [Row] {
-        try makeStatement(sql).rows(arguments: arguments)
+        try prepare(sql).rows(arguments: arguments)
     }
 
     /// Returns the first row of the query `sql`, or `nil` if it has none.
     public func row(_ sql: String, arguments: [DatabaseValue] = []) throws -> Row? {
-        let statement = try makeStatement(sql)
+        let statement = try prepare(sql)
         try statement.bind(arguments)
         defer { statement.reset() }
         return try statement.step()
@@ -200,7 +200,7 @@ public final class Database {
     public func forEachRow(
         _ sql: String, arguments: [DatabaseValue] = [], _ body: (Row) throws -> Void
     ) throws {
-        try makeStatement(sql).forEachRow(arguments: arguments, body)
+        try prepare(sql).forEachRow(arguments: arguments, body)
     }
 
     /// The rowid of the row most recently inserted on this connection.

@@ -7,8 +7,11 @@ import StoreMigrations
 /// ``init(_:)``:
 ///
 /// ```swift
-/// try db.execute("INSERT INTO event(id, title, note) VALUES (?, ?, ?)", arguments: [1, "Launch", nil])
-/// try db.execute("UPDATE event SET title = ? WHERE id = ?", arguments: [DatabaseValue(title), DatabaseValue(id)])
+/// try db.execute(
+///     "INSERT INTO event(id, title, note) VALUES (?, ?, ?)", arguments: [1, "Launch", nil])
+/// try db.execute(
+///     "UPDATE event SET title = ? WHERE id = ?",
+///     arguments: [DatabaseValue(title), DatabaseValue(id)])
 /// ```
 public enum DatabaseValue: Sendable, Hashable {
     /// SQL `NULL`.

@@ -10,7 +10,7 @@ import StoreMigrations
 /// again: the way to write rows in a loop.
 ///
 /// ```swift
-/// let insert = try db.makeStatement("INSERT INTO tag(event_id, name) VALUES (?, ?)")
+/// let insert = try db.prepare("INSERT INTO tag(event_id, name) VALUES (?, ?)")
 /// for (eventID, name) in tags {
 ///     try insert.execute(arguments: [.integer(eventID), .text(name)])
 /// }

@@ -33,7 +33,7 @@ extension Database {
         progress: (Int) -> Void
     ) throws {
         let selection = mapping.columns.map { $0.map(Self.quoted).joined(separator: ", ") } ?? "*"
-        let select = try makeStatement("SELECT \(selection) FROM \(Self.quoted(table))")
+        let select = try prepare("SELECT \(selection) FROM \(Self.quoted(table))")
         try select.bind([])
         defer { select.reset() }
         let transform = mapping.transform
@@ -82,7 +82,7 @@ extension Database {
         let transform = mapping.transform
         var visited = 0
         var last: Row?
-        try makeStatement(sql).forEachRow(arguments: arguments) { row in
+        try prepare(sql).forEachRow(arguments: arguments) { row in
             try transform(row, destination)
             visited += 1
             last = row

@@ -316,7 +316,7 @@ extension Database {
         for view in try rows("SELECT name FROM sqlite_master WHERE type = 'view'") {
             let name: String = try view["name"]
             do {
-                _ = try makeStatement("SELECT * FROM \(Self.quoted(name)) LIMIT 0")
+                _ = try prepare("SELECT * FROM \(Self.quoted(name)) LIMIT 0")
             } catch let broken as SQLiteError {
                 throw error(
                     code: broken.extendedCode,

@@ -43,7 +43,7 @@ extension Database {
         let list = try rows(
             "SELECT name, \"unique\", origin, partial FROM pragma_index_list(?) ORDER BY name",
             arguments: [.text(table)])
-        let columnsQuery = try makeStatement("SELECT name FROM pragma_index_info(?) ORDER BY seqno")
+        let columnsQuery = try prepare("SELECT name FROM pragma_index_info(?) ORDER BY seqno")
         return try list.map { row in
             let name: String = try row["name"]
             let columns = try columnsQuery.rows(arguments: [.text(name)]).compactMap { try $0["name"] as String? }
@@ -151,7 +151,7 @@ extension Database {
 
     /// The first rows `PRAGMA foreign_key_check` reports, for `table` or for the whole database.
     func foreignKeyViolations(in table: String? = nil) throws -> [ForeignKeyViolation] {
-        let check = try makeStatement(
+        let check = try prepare(
             "PRAGMA foreign_key_check" + (table.map { "(\(Self.quoted($0)))" } ?? ""))
         try check.bind([])
         defer { check.reset() }

@@ -21,7 +21,9 @@ import StoreMigrations
 ///         let apellidos = partes.count == 2 ? partes[0].trimmingCharacters(in: .whitespaces) : nil
 ///         let nombre = partes.last?.trimmingCharacters(in: .whitespaces)
 ///         try destination.insert(into: "persona", [
-///             "id": persona["id"], "apellidos": DatabaseValue(apellidos), "nombre": DatabaseValue(nombre),
+///             "id": persona["id"],
+///             "apellidos": DatabaseValue(apellidos),
+///             "nombre": DatabaseValue(nombre),
 ///         ])
 ///     },
 /// ])
@@ -37,7 +39,8 @@ import StoreMigrations
 ///             "id": nota["id"], "texto": nota["texto"], "momento": nota["momento"],
 ///         ])
 ///         guard let nombre: String = try nota["categoria"], !nombre.isEmpty else { return }
-///         let categoriaID = try destination.insertOnce(into: "categoria", key: .text(nombre), ["nombre": .text(nombre)])
+///         let categoriaID = try destination.insertOnce(
+///             into: "categoria", key: .text(nombre), ["nombre": .text(nombre)])
 ///         try destination.insert(into: "nota_categoria", [
 ///             "nota_id": .integer(notaID), "categoria_id": .integer(categoriaID),
 ///         ])

@@ -59,7 +59,8 @@ public final class MappingDestination {
     /// category per name.
     ///
     /// ```swift
-    /// let categoriaID = try destination.insertOnce(into: "categoria", key: .text(nombre), ["nombre": .text(nombre)])
+    /// let categoriaID = try destination.insertOnce(
+    ///     into: "categoria", key: .text(nombre), ["nombre": .text(nombre)])
     /// ```
     ///
     /// Only rows inserted this way in this migration are remembered, one entry per distinct key.
@@ -77,7 +78,7 @@ public final class MappingDestination {
         created[lowered, default: [:]][key] = rowID
         if let keyTable {
             if keepKey == nil {
-                keepKey = try database.makeStatement("INSERT INTO \(Database.quoted(keyTable)) (tbl, key, row) VALUES (?, ?, ?)")
+                keepKey = try database.prepare("INSERT INTO \(Database.quoted(keyTable)) (tbl, key, row) VALUES (?, ?, ?)")
             }
             try keepKey?.execute(arguments: [.text(lowered), key, .integer(rowID)])
         }
@@ -87,7 +88,7 @@ public final class MappingDestination {
     /// The rowid an earlier batch kept for `key` in `table`, if any.
     private func keptRowID(of key: DatabaseValue, in table: String, keyTable: String) throws -> Int64? {
         if findKey == nil {
-            findKey = try database.makeStatement("SELECT row FROM \(Database.quoted(keyTable)) WHERE tbl = ? AND key IS ?")
+            findKey = try database.prepare("SELECT row FROM \(Database.quoted(keyTable)) WHERE tbl = ? AND key IS ?")
         }
         guard let row = try findKey?.rows(arguments: [.text(table), key]).first else { return nil }
         return try row[0] as Int64
@@ -105,7 +106,7 @@ public final class MappingDestination {
             }
         }
         let columns = values.map { $0.key }
-        let statement = try database.makeStatement(
+        let statement = try database.prepare(
             "INSERT INTO \(Database.quoted(table)) "
                 + (columns.isEmpty
                     ? "DEFAULT VALUES"

@@ -72,13 +72,13 @@ final class RowTransformer {
         self.keyPositions = key.map { column in selected.firstIndex { db.sameName($0, column) }! }
         // Where each written column's current value sits in a selected row.
         self.writtenPositions = written.map { column in columns.firstIndex { db.sameName($0, column) }! }
-        firstBatch = try db.makeStatement(
+        firstBatch = try db.prepare(
             "SELECT \(selection) FROM \(quotedTable) WHERE 1\(filter) ORDER BY \(keyList) LIMIT ?")
-        nextBatch = try db.makeStatement("""
+        nextBatch = try db.prepare("""
             SELECT \(selection) FROM \(quotedTable) WHERE (\(keyList)) > (\(keyPlaceholders))\(filter)
             ORDER BY \(keyList) LIMIT ?
             """)
-        update = written.isEmpty ? nil : try db.makeStatement("""
+        update = written.isEmpty ? nil : try db.prepare("""
             UPDATE \(quotedTable) SET \(written.map { "\(Database.quoted($0)) = ?" }.joined(separator: ", "))
             WHERE (\(keyList)) = (\(keyPlaceholders))
             """)

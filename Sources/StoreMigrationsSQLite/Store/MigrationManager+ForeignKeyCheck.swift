@@ -2,8 +2,8 @@ import Foundation
 import StoreMigrations
 
 extension MigrationManager where Store == SQLiteStore {
-    /// Registers the migration to `version`, run with a foreign-key check of its own rather than
-    /// the store's ``SQLiteStore/foreignKeyCheck``.
+    /// Registers the migration to `version` with a foreign-key check of its own, rather than the
+    /// store's ``SQLiteStore/foreignKeyCheck``.
     ///
     /// ```swift
     /// // The store checks the whole database after each step (.deferred); this table is too
@@ -25,8 +25,15 @@ extension MigrationManager where Store == SQLiteStore {
         register(version, dependsOn: dependencies, options: MigrationOptions(ForeignKeyCheckOption.self, foreignKeyCheck), body)
     }
 
-    /// Registers the migration to `version` with a body that receives its ``/StoreMigrations/MigrationContext``,
-    /// run with a foreign-key check of its own, as the overload above.
+    /// Registers the migration to `version` with a foreign-key check of its own and a body that
+    /// also receives its ``/StoreMigrations/MigrationContext``.
+    ///
+    /// ```swift
+    /// library.register("2.1", foreignKeyCheck: .immediate) { db, context in
+    ///     try db.execute("UPDATE book SET author_ref = author_id")
+    ///     context.reportProgress(1)
+    /// }
+    /// ```
     public func register(
         _ version: Version, dependsOn dependencies: [MigrationReference] = [],
         foreignKeyCheck: SQLiteStore.ForeignKeyCheck, _ body: @escaping BodyWithContext

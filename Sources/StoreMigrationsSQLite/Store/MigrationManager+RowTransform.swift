@@ -12,7 +12,9 @@ extension MigrationManager where Store == SQLiteStore {
     ///
     /// ```swift
     /// library.register("2.0") { db in try db.addColumn("guid", type: .text, to: "event") }
-    /// library.registerResumable("2.0-1", transformingRowsOf: "event", columns: ["guid"], deferred: true) { _ in
+    /// library.registerResumable(
+    ///     "2.0-1", transformingRowsOf: "event", columns: ["guid"], deferred: true
+    /// ) { _ in
     ///     ["guid": .text(UUID().uuidString)]
     /// }
     /// ```

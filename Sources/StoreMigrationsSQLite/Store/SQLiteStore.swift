@@ -156,8 +156,11 @@ public final class SQLiteStore: MigrationStore, @unchecked Sendable {
     ///
     /// - Parameters:
     ///   - url: The database file; created with its directory if missing (a new database is
-    ///     written aside and linked into place, so that no other process ever sees it empty). An
-    ///     existing 0-byte file is refused with ``SQLiteStoreError/Reason/emptyDatabaseFile``.
+    ///     written aside and linked into place, so that no other process ever sees it empty), which
+    ///     the plan and the report say (``/StoreMigrations/MigrationPlan/Manager/createsStore``): a
+    ///     mistyped path shows there rather than as a quiet first launch. A folder that cannot be
+    ///     created throws ``/StoreMigrations/FileStoreError``. An existing 0-byte file is refused
+    ///     with ``SQLiteStoreError/Reason/emptyDatabaseFile``.
     ///   - busyTimeout: How long to wait for a lock held by another connection or process.
     ///   - foreignKeyCheck: When foreign keys are checked during a migration step; see
     ///     ``ForeignKeyCheck`` for the trade-off.
@@ -207,6 +210,13 @@ public final class SQLiteStore: MigrationStore, @unchecked Sendable {
 
     /// The database file: two store objects for one file are one store to the scheduler.
     public var identity: StoreIdentity { .file(url) }
+
+    /// Whether the database file exists. When it does not, the plan and the report say that the
+    /// first step creates it (see ``/StoreMigrations/MigrationPlan/Manager/createsStore``).
+    public var exists: Bool {
+        var status = stat()
+        return stat(path, &status) == 0
+    }
 
     /// Reads every manager's record from `store_migrations_levels` and `store_migrations_history`
     /// in one snapshot, changing nothing.
@@ -345,7 +355,8 @@ public final class SQLiteStore: MigrationStore, @unchecked Sendable {
     ///
     /// ```swift
     /// let hasLegacyData = try store.read { db in
-    ///     try db.tableExists("event") && (try db.scalar("SELECT count(*) FROM event", as: Int.self) ?? 0) > 0
+    ///     guard try db.tableExists("event") else { return false }
+    ///     return (try db.scalar("SELECT count(*) FROM event", as: Int.self) ?? 0) > 0
     /// }
     /// ```
     ///
@@ -425,8 +436,7 @@ public final class SQLiteStore: MigrationStore, @unchecked Sendable {
         if access == .readOnly {
             db = try openForReading()
         } else {
-            try FileManager.default.createDirectory(
-                at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+            try FileStoreError.createFolder(url.deletingLastPathComponent(), store: description)
             try createDatabaseIfMissing()
             db = try Database(path: path, busyTimeout: busyTimeout, mode: .migrating(switchingToWAL: journalMode == .wal))
         }
@@ -460,10 +470,12 @@ public final class SQLiteStore: MigrationStore, @unchecked Sendable {
     /// what to do.
     private func createDatabaseIfMissing() throws {
         if FileManager.default.fileExists(atPath: path) { return try refuseEmptyFile() }
-        let aside = url.deletingLastPathComponent()
-            .appendingPathComponent(".\(url.lastPathComponent).\(UUID().uuidString).creating").path
+        let folder = url.deletingLastPathComponent()
+        removeStaleCreations(in: folder)
+        // The process ID in the name tells a later creation whether the file's creator still runs.
+        let aside = folder.appendingPathComponent(creationPrefix + "\(getpid()).\(UUID().uuidString).creating").path
         defer {
-            for suffix in ["", "-wal", "-shm", "-journal"] { unlink(aside + suffix) }
+            for suffix in Self.creationSuffixes { unlink(aside + suffix) }
         }
         do {
             // Switching to WAL writes the first page, and closing checkpoints it; keeping the
@@ -476,6 +488,34 @@ public final class SQLiteStore: MigrationStore, @unchecked Sendable {
             throw SQLiteError(
                 extendedCode: SQLITE_CANTOPEN, message: "cannot create the database: \(String(cString: strerror(errno)))",
                 sql: nil, path: path)
+        }
+    }
+
+    /// How the database's files being created aside begin: `.<name>.`, then the creator's process
+    /// ID, a UUID and `.creating`, then one of ``creationSuffixes``.
+    private var creationPrefix: String { ".\(url.lastPathComponent)." }
+    private static let creationSuffixes = ["", "-wal", "-shm", "-journal"]
+
+    /// Removes the files of creations a killed process left in `folder` (nothing else removes
+    /// them: they are not the database and never become it).
+    ///
+    /// Creation takes no lock (each process writes its own file and `link` picks one), so a file
+    /// is known to be left over by its name's process ID: no such process runs. A process of
+    /// another PID namespace sharing the folder (a container) may still be writing one whose ID
+    /// means nothing here, hence also the age: a creation takes milliseconds, and a file untouched
+    /// for a minute is not one in progress. Failing to remove one changes nothing for this launch.
+    private func removeStaleCreations(in folder: URL) {
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder.path) else { return }
+        let prefix = creationPrefix
+        for name in names where name.hasPrefix(prefix) {
+            let rest = name.dropFirst(prefix.count)
+            guard Self.creationSuffixes.contains(where: { rest.hasSuffix(".creating" + $0) }),
+                  let pid = rest.split(separator: ".").first.flatMap({ pid_t($0) }), pid > 0,
+                  kill(pid, 0) != 0, errno == ESRCH else { continue }
+            let file = folder.appendingPathComponent(name).path
+            guard let modified = (try? FileManager.default.attributesOfItem(atPath: file))?[.modificationDate] as? Date,
+                  modified.timeIntervalSinceNow < -60 else { continue }
+            unlink(file)
         }
     }
 

@@ -21,7 +21,7 @@ struct BatchedScenario {
         let rows = self.rows
         items.register("1.0") { db in
             try db.execute("CREATE TABLE item(id INTEGER PRIMARY KEY, value INTEGER NOT NULL, calls INTEGER NOT NULL)")
-            let insert = try db.makeStatement("INSERT INTO item(id, value, calls) VALUES (?, ?, 0)")
+            let insert = try db.prepare("INSERT INTO item(id, value, calls) VALUES (?, ?, 0)")
             for id in 1...rows { try insert.execute(arguments: [.integer(Int64(id)), .integer(Int64(id))]) }
         }
         items.registerResumable(

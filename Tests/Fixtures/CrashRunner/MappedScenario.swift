@@ -28,7 +28,7 @@ struct MappedScenario {
         let rows = self.rows
         items.register("1.0") { db in
             try db.execute("CREATE TABLE item(id INTEGER PRIMARY KEY, value INTEGER NOT NULL, grp TEXT NOT NULL)")
-            let insert = try db.makeStatement("INSERT INTO item(id, value, grp) VALUES (?, ?, ?)")
+            let insert = try db.prepare("INSERT INTO item(id, value, grp) VALUES (?, ?, ?)")
             for id in 1...rows {
                 try insert.execute(arguments: [.integer(Int64(id)), .integer(Int64(id)), .text("group \(id % 7)")])
             }

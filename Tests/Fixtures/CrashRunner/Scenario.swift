@@ -80,7 +80,7 @@ struct Scenario {
 
         library.register("1.0") { db, context in
             try db.execute("CREATE TABLE note(id INTEGER PRIMARY KEY, title TEXT NOT NULL, body TEXT NOT NULL)")
-            let insert = try db.makeStatement("INSERT INTO note(id, title, body) VALUES (?, ?, ?)")
+            let insert = try db.prepare("INSERT INTO note(id, title, body) VALUES (?, ?, ?)")
             for id in 1...Self.noteCount {
                 try insert.execute(arguments: [
                     .integer(Int64(id)), .text("Note \(id)"), .text(Self.text(seed: id, words: 30)),

@@ -56,8 +56,8 @@ struct ReplicaScenario {
                     if step == 1 {
                         try db.execute("CREATE TABLE item(id int PRIMARY KEY); CREATE TABLE step_log(step int NOT NULL, backend int NOT NULL)")
                     }
-                    try db.execute("INSERT INTO step_log(step, backend) VALUES ($1, pg_backend_pid())", [.integer(Int64(step))])
-                    if pause > 0 { try db.execute("SELECT pg_sleep($1)", [.double(pause)]) }
+                    try db.execute("INSERT INTO step_log(step, backend) VALUES ($1, pg_backend_pid())", arguments: [.integer(Int64(step))])
+                    if pause > 0 { try db.execute("SELECT pg_sleep($1)", arguments: [.double(pause)]) }
                     try db.execute("ALTER TABLE item ADD COLUMN c\(step) int")
                 }
             }
@@ -66,7 +66,7 @@ struct ReplicaScenario {
             let rows = rows, hold = holdMilliseconds, marker = marker
             catalog.register("1.0") { db in
                 try db.execute("CREATE TABLE product(id bigint PRIMARY KEY, name text NOT NULL)")
-                try db.execute("INSERT INTO product SELECT i, md5(i::text) FROM generate_series(1, $1) AS i", [.integer(Int64(rows))])
+                try db.execute("INSERT INTO product SELECT i, md5(i::text) FROM generate_series(1, $1) AS i", arguments: [.integer(Int64(rows))])
             }
             catalog.register("2.0", transaction: .none) { db in
                 if let marker { try Data("\(db.serverProcessID)".utf8).write(to: marker) }
@@ -78,7 +78,7 @@ struct ReplicaScenario {
             let rows = rows, pause = UInt32(rowSleepMicroseconds)
             service.register("1") { db in
                 try db.execute("CREATE TABLE item(id bigint PRIMARY KEY, value bigint NOT NULL, calls int NOT NULL DEFAULT 0)")
-                try db.execute("INSERT INTO item(id, value) SELECT i, i FROM generate_series(1, $1) AS i", [.integer(Int64(rows))])
+                try db.execute("INSERT INTO item(id, value) SELECT i, i FROM generate_series(1, $1) AS i", arguments: [.integer(Int64(rows))])
             }
             service.registerResumable(
                 "2", transformingRowsOf: "item", columns: ["value", "calls"], batchSize: .fixed(batchRows), deferred: true
@@ -94,7 +94,7 @@ struct ReplicaScenario {
                 app.register(version) { db in
                     try db.execute("CREATE TABLE IF NOT EXISTS runs(version text NOT NULL, app text NOT NULL)")
                     _ = try db.execute(
-                        "INSERT INTO runs(version, app) VALUES ($1, $2)", [.text(version.description), .text(appVersion.description)])
+                        "INSERT INTO runs(version, app) VALUES ($1, $2)", arguments: [.text(version.description), .text(appVersion.description)])
                 }
             }
             app.onAppVersionChange { _, _ in }

@@ -105,7 +105,7 @@ import TestSupport
         let database = try PostgreSQLTestDatabase()
         let store = try database.store(lockTimeout: .milliseconds(300))
         let holder = try database.connect()
-        try holder.execute("SELECT pg_advisory_lock($1)", [.integer(store.lockKey)])
+        try holder.execute("SELECT pg_advisory_lock($1)", arguments: [.integer(store.lockKey)])
         let started = ContinuousClock.now
         let error = try #require(throws: MigrationRunError.self) { try coordinator(store).run() }
         #expect(ContinuousClock.now - started >= .milliseconds(300))

@@ -26,10 +26,10 @@ import TestSupport
             try db.execute("CREATE TABLE v(i int, b bigint, f float8, t text, flag bool, data bytea, n numeric, note text)")
             let inserted = try db.execute(
                 "INSERT INTO v VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
-                [42, .integer(Int64.max), 2.5, "tab\there 'quoted' é", true, .bytes([0, 1, 254, 255]), .text("12.50"), nil])
+                arguments: [42, .integer(Int64.max), 2.5, "tab\there 'quoted' é", true, .bytes([0, 1, 254, 255]), .text("12.50"), nil])
             #expect(inserted == 1)
-            let row = try #require(try db.query("SELECT * FROM v").first)
-            #expect(row.columns == ["i", "b", "f", "t", "flag", "data", "n", "note"])
+            let row = try #require(try db.rows("SELECT * FROM v").first)
+            #expect(row.columnNames == ["i", "b", "f", "t", "flag", "data", "n", "note"])
             #expect(try row["i"] as Int == 42)
             #expect(try row["b"] as Int64 == Int64.max)
             #expect(try row["f"] as Double == 2.5)
@@ -38,7 +38,7 @@ import TestSupport
             #expect(try row["data"] as [UInt8] == [0, 1, 254, 255])
             #expect(try row["n"] as Double == 12.5)
             #expect(try row["note"] as String? == nil)
-            #expect(try db.query("SELECT (-7)::int2, 4294967296::int8, 'NaN'::float8, 1e300::float8").first?.values
+            #expect(try db.rows("SELECT (-7)::int2, 4294967296::int8, 'NaN'::float8, 1e300::float8").first?.values
                 .dropLast(2) == [.integer(-7), .integer(4_294_967_296)])
             #expect(try db.scalar("SELECT 1e300::float8", as: Double.self) == 1e300)
             let error = try #require(throws: PostgreSQLError.self) { try row["note"] as String }
@@ -61,7 +61,7 @@ import TestSupport
             #expect(try db.scalar("SELECT count(*) FROM event WHERE title IS NULL", as: Int.self) == 1)
 
             let insert = try db.prepare("INSERT INTO event(id, title) VALUES ($1, $2)")
-            for id in 3_000..<3_100 { try insert.execute([.integer(Int64(id)), .text("p\(id)")]) }
+            for id in 3_000..<3_100 { try insert.execute(arguments: [.integer(Int64(id)), .text("p\(id)")]) }
             #expect(try db.scalar("SELECT count(*) FROM event", as: Int.self) == 2_601)
 
             let written = try db.transformRows(in: "event", columns: ["title", "guid"], where: "title IS NOT NULL", batchSize: 500) { row in

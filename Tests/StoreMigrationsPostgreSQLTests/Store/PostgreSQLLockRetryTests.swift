@@ -129,7 +129,7 @@ private final class LongSelect: Sendable {
         pid = connection.serverProcessID
         nonisolated(unsafe) let owned = connection
         Thread.detachNewThread { [done] in
-            _ = try? owned.query(Self.sql)
+            _ = try? owned.rows(Self.sql)
             done.signal()
         }
         let admin = try database.connect()
@@ -138,13 +138,13 @@ private final class LongSelect: Sendable {
         try #require(try waitUntil {
             try admin.scalar(
                 "SELECT count(*) FROM pg_locks WHERE pid = $1 AND relation = 'orders'::regclass AND granted",
-                [.integer(Int64(pid))], as: Int.self) == 1
+                arguments: [.integer(Int64(pid))], as: Int.self) == 1
         })
     }
 
     /// Cancels the query and waits until its thread is done.
     func cancel(from admin: PostgreSQLConnection) {
-        _ = try? admin.query("SELECT pg_cancel_backend($1::int)", [.integer(Int64(pid))])
+        _ = try? admin.rows("SELECT pg_cancel_backend($1::int)", arguments: [.integer(Int64(pid))])
         done.wait()
         done.signal()
     }

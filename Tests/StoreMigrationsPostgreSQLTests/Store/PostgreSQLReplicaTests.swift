@@ -31,7 +31,7 @@ import Glibc
         init(_ database: PostgreSQLTestDatabase) throws {
             columns = try database.columns(of: "item")
             var counts: [Int: Int] = [:]
-            for row in try database.connect().query("SELECT step, count(*) FROM step_log GROUP BY step") {
+            for row in try database.connect().rows("SELECT step, count(*) FROM step_log GROUP BY step") {
                 counts[try row[0] as Int] = try row[1] as Int
             }
             logCounts = counts
@@ -64,7 +64,7 @@ import Glibc
             }
             let db = try database.connect()
             var runs: [String: Int] = [:]
-            for row in try db.query("SELECT version, count(*) FROM runs GROUP BY version") {
+            for row in try db.rows("SELECT version, count(*) FROM runs GROUP BY version") {
                 runs[try row[0] as String] = try row[1] as Int
             }
             let every = ReplicaScenario.rollingVersions(upTo: "2.0").map(\.description)
@@ -145,7 +145,7 @@ import Glibc
                         """
                         SELECT a.application_name FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
                         WHERE l.locktype = 'advisory' AND l.granted AND l.database = (SELECT oid FROM pg_database WHERE datname = $1)
-                        """, [.text(database.name)], as: String.self)
+                        """, arguments: [.text(database.name)], as: String.self)
                 }
                 guard holder == "replica-\(replica.pid)" else {
                     // Finished (the whole run fit in the delay) or not holding the lock yet.
@@ -182,7 +182,7 @@ import Glibc
         let sleeping = try waitUntil {
             try admin.scalar(
                 "SELECT count(*) FROM pg_stat_activity WHERE application_name = $1 AND state = 'active' AND query LIKE 'SELECT pg_sleep%'",
-                [.text("replica-\(replica.pid)")], as: Int.self) != 0 || replica.wait(timeout: 0) != nil
+                arguments: [.text("replica-\(replica.pid)")], as: Int.self) != 0 || replica.wait(timeout: 0) != nil
         }
         try #require(sleeping && replica.wait(timeout: 0) == nil, "the replica never reached its long statement")
         #expect(try database.advisoryLocks() == 1)
@@ -280,7 +280,7 @@ import Glibc
         let applied: Bool
 
         init(_ db: PostgreSQLConnection) throws {
-            let row = try #require(try db.query(
+            let row = try #require(try db.rows(
                 """
                 SELECT (SELECT count(*) FROM item WHERE calls = 1), (SELECT coalesce(max(id), 0) FROM item WHERE calls = 1),
                        (SELECT count(*) FROM item WHERE value <> CASE calls WHEN 0 THEN id WHEN 1 THEN id * 2 + 1 ELSE -1 END),
@@ -337,7 +337,7 @@ import Glibc
                 SELECT a.application_name FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
                 WHERE l.locktype = 'advisory' AND l.granted AND l.classid::int8 = $1 AND l.objid::int8 = $2 AND l.objsubid = 1
                   AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
-                """, [.integer(Int64(key >> 32)), .integer(Int64(key & 0xFFFF_FFFF))], as: String.self)
+                """, arguments: [.integer(Int64(key >> 32)), .integer(Int64(key & 0xFFFF_FFFF))], as: String.self)
             guard let replica = replicas.first(where: { holder == "replica-\($0.pid)" }) else { continue }
             let exit = replica.kill()
             try #require(exit.signal != nil, "the replica ended before it was killed: \(exit)")

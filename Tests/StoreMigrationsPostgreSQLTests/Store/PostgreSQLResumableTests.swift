@@ -22,7 +22,7 @@ import TestSupport
         let service = try coordinator.manager("service", store: database.store())
         service.register("1") { db in
             try db.execute("CREATE TABLE item(id bigint PRIMARY KEY, value bigint NOT NULL, calls int NOT NULL DEFAULT 0)")
-            try db.execute("INSERT INTO item(id, value) SELECT i, i FROM generate_series(1, $1) AS i", [.integer(Int64(rows))])
+            try db.execute("INSERT INTO item(id, value) SELECT i, i FROM generate_series(1, $1) AS i", arguments: [.integer(Int64(rows))])
         }
         register(service)
         return coordinator
@@ -49,7 +49,7 @@ import TestSupport
             "SELECT count(*) FROM item WHERE value <> CASE calls WHEN 0 THEN id WHEN 1 THEN id * 2 + 1 ELSE -1 END",
             as: Int.self) == 0)
         var counts: [Int: Int] = [:]
-        for row in try db.query("SELECT calls, count(*) FROM item GROUP BY calls") { counts[try row[0] as Int] = try row[1] as Int }
+        for row in try db.rows("SELECT calls, count(*) FROM item GROUP BY calls") { counts[try row[0] as Int] = try row[1] as Int }
         return counts
     }
 
@@ -65,7 +65,7 @@ import TestSupport
             // The registered form's body, with a look at the locks before the batch's rows.
             service.registerResumable("2", batchSize: .fixed(300)) { db, batch in
                 let admin = try database.connect()
-                let holders = try admin.query(
+                let holders = try admin.rows(
                     """
                     SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND granted
                       AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
@@ -151,15 +151,15 @@ import TestSupport
     func cursorsOfAnyKeyTypeReadBackExactly(type: String, keys: [String]) throws {
         let database = try PostgreSQLTestDatabase()
         let calls = Locked(0)
-        let sorted = try database.connect().query(
-            "SELECT k::text FROM unnest($1::\(type)[]) AS u(k) ORDER BY u.k", [.text(Self.arrayLiteral(keys))]
+        let sorted = try database.connect().rows(
+            "SELECT k::text FROM unnest($1::\(type)[]) AS u(k) ORDER BY u.k", arguments: [.text(Self.arrayLiteral(keys))]
         ).map { try $0[0] as String }
         func launch() throws -> MigrationReport {
             let coordinator = MigrationCoordinator(appVersion: "2")
             let service = try coordinator.manager("service", store: database.store())
             service.register("1") { db in
                 try db.execute("CREATE TABLE item(k \(type) PRIMARY KEY, calls int NOT NULL DEFAULT 0)")
-                try db.execute("INSERT INTO item(k) SELECT unnest($1::\(type)[])", [.text(Self.arrayLiteral(keys))])
+                try db.execute("INSERT INTO item(k) SELECT unnest($1::\(type)[])", arguments: [.text(Self.arrayLiteral(keys))])
             }
             service.registerResumable("2", transformingRowsOf: "item", columns: ["calls"], batchSize: .fixed(2)) { row in
                 // Fails once, at the fifth row: the first of the third batch.
@@ -176,10 +176,10 @@ import TestSupport
         #expect(first.failures.map(\.step.id.description) == ["service@2"], "\(first.failures.map(\.error))")
         let cursor = try #require(try database.store().readRecords()["service"]?.progress(of: "2")?.cursor)
         let decoded = try JSONDecoder().decode([String].self, from: Data(cursor.utf8))
-        #expect(try database.connect().scalar("SELECT $1::\(type) = $2::\(type)", [.text(decoded[0]), .text(sorted[3])], as: Bool.self) == true,
+        #expect(try database.connect().scalar("SELECT $1::\(type) = $2::\(type)", arguments: [.text(decoded[0]), .text(sorted[3])], as: Bool.self) == true,
                 "the cursor \(cursor) is the fourth key, \(sorted[3])")
         #expect(try launch().steps.map(\.outcome) == [.applied])
-        let rows = try database.connect().query("SELECT k::text, calls FROM item ORDER BY item.k")
+        let rows = try database.connect().rows("SELECT k::text, calls FROM item ORDER BY item.k")
         #expect(try rows.map { try $0[0] as String } == sorted)
         #expect(try rows.map { try $0[1] as Int } == Array(repeating: 1, count: keys.count), "every row transformed once")
     }

@@ -34,7 +34,7 @@ import TestSupport
     }
 
     func history(_ database: PostgreSQLTestDatabase) throws -> [[String?]] {
-        try database.connect().query("SELECT version, name, fingerprint FROM store_migrations_history ORDER BY id").map { row in
+        try database.connect().rows("SELECT version, name, fingerprint FROM store_migrations_history ORDER BY id").map { row in
             [try row[0] as String?, try row[1] as String?, try row[2] as String?]
         }
     }

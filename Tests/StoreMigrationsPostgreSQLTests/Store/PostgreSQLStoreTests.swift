@@ -19,7 +19,7 @@ import TestSupport
             }
             service.register("1.1") { db in
                 calls.hit("1.1")
-                try db.execute("INSERT INTO account VALUES ($1, $2), ($3, $4)", [1, "ada", 2, "grace"])
+                try db.execute("INSERT INTO account VALUES ($1, $2), ($3, $4)", arguments: [1, "ada", 2, "grace"])
             }
             service.register("1.2") { db in
                 calls.hit("1.2")
@@ -72,7 +72,7 @@ import TestSupport
         let service = try coordinator.manager("service", store: store)
         service.register("1") { db in
             try db.execute("CREATE TABLE t(id int)")
-            try db.execute("INSERT INTO missing_table VALUES ($1)", [1])
+            try db.execute("INSERT INTO missing_table VALUES ($1)", arguments: [1])
         }
         let error = try #require(throws: MigrationRunError.self) { try coordinator.run() }
         let failure = try #require(error.underlyingError as? PostgreSQLError)

@@ -76,7 +76,7 @@ import TestSupport
         let db = try database.connect()
         try db.execute("INSERT INTO \(schema).orders(customer) VALUES ('Carmen')")
         try db.execute("INSERT INTO \(schema).line(order_id, sku) VALUES (3, 'C-3')")
-        let orders = try db.query("SELECT id, customer, total::text, status FROM \(schema).orders ORDER BY id").map {
+        let orders = try db.rows("SELECT id, customer, total::text, status FROM \(schema).orders ORDER BY id").map {
             "\(try $0[0] as Int64) \(try $0[1] as String) \(try $0[2] as String) \(try $0[3] as String)"
         }
         #expect(orders == ["1 Ana 12.50 open", "2 Luis 3.00 open", "3 Carmen 0.00 open"])
@@ -97,7 +97,7 @@ import TestSupport
     @Test func theTesterDropsTheSchemasItMade() throws {
         let tester = tester()
         try tester.check(seed(tester))
-        let schemas = try database.connect().query("SELECT nspname FROM pg_namespace WHERE nspname LIKE 'orders_%'").map { try $0[0] as String }
+        let schemas = try database.connect().rows("SELECT nspname FROM pg_namespace WHERE nspname LIKE 'orders_%'").map { try $0[0] as String }
         #expect(schemas == [])
     }
 }

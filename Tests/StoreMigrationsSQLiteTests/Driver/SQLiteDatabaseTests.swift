@@ -74,7 +74,7 @@ final class RecordingRun: MigrationRunControl {
             .null, .integer(0), .integer(Int64.max), .integer(Int64.min), .real(3.25), .real(-0.5),
             .text("héllo 🌍"), .text(""), .text("a\u{0}b"), .blob(Data([0, 1, 255])), .blob(Data()),
         ]
-        let insert = try db.makeStatement("INSERT INTO value(v) VALUES (?)")
+        let insert = try db.prepare("INSERT INTO value(v) VALUES (?)")
         for value in values {
             try insert.execute(arguments: [value])
         }
@@ -193,7 +193,7 @@ final class RecordingRun: MigrationRunControl {
 
     @Test func preparedStatementIsReusedWithBindStepReset() throws {
         try db.execute("CREATE TABLE t(id INTEGER PRIMARY KEY, square INTEGER)")
-        let insert = try db.makeStatement("INSERT INTO t(square) VALUES (?)")
+        let insert = try db.prepare("INSERT INTO t(square) VALUES (?)")
         for number in 1...100 {
             try insert.execute(arguments: [.integer(Int64(number * number))])
             #expect(db.lastInsertedRowID == Int64(number))
@@ -201,7 +201,7 @@ final class RecordingRun: MigrationRunControl {
         try db.execute("UPDATE t SET square = square + 1 WHERE id <= 10")
         #expect(db.changesCount == 10)
 
-        let query = try db.makeStatement("SELECT square FROM t WHERE id = ?")
+        let query = try db.prepare("SELECT square FROM t WHERE id = ?")
         for id in [3, 7, 3] {
             try query.bind([.integer(Int64(id))])
             let row = try #require(try query.step())
@@ -213,7 +213,7 @@ final class RecordingRun: MigrationRunControl {
 
         let wrongCount = try #require(#expect(throws: SQLiteError.self) { try query.bind([1, 2]) })
         #expect(wrongCount.code == SQLITE_RANGE)
-        #expect(throws: SQLiteError.self) { _ = try db.makeStatement("SELECT 1; SELECT 2") }
+        #expect(throws: SQLiteError.self) { _ = try db.prepare("SELECT 1; SELECT 2") }
     }
 
     @Test func scalarAndForEachRow() throws {
@@ -231,7 +231,7 @@ final class RecordingRun: MigrationRunControl {
     @Test func transformRowsVisitsEveryRowOnceAndReportsProgress() throws {
         try db.execute("CREATE TABLE event(id INTEGER PRIMARY KEY, title TEXT, guid TEXT)")
         try db.execute("BEGIN")
-        let insert = try db.makeStatement("INSERT INTO event(title) VALUES (?)")
+        let insert = try db.prepare("INSERT INTO event(title) VALUES (?)")
         for number in 0..<10_003 {
             try insert.execute(arguments: [.text("event \(number)")])
         }
@@ -282,7 +282,7 @@ final class RecordingRun: MigrationRunControl {
 
     @Test func transformRowsPagesWithoutRowIDTablesByPrimaryKey() throws {
         try db.execute("CREATE TABLE pair(a INTEGER, b TEXT, v INTEGER, PRIMARY KEY (a, b)) WITHOUT ROWID")
-        let insert = try db.makeStatement("INSERT INTO pair VALUES (?, ?, 0)")
+        let insert = try db.prepare("INSERT INTO pair VALUES (?, ?, 0)")
         for a in 0..<7 {
             for b in ["x", "y", "z"] { try insert.execute(arguments: [.integer(Int64(a)), .text(b)]) }
         }

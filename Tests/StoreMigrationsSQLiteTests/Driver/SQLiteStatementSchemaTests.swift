@@ -26,7 +26,7 @@ import CSQLite
 
     @Test func statementReusedAcrossAddColumnSeesTheNewColumn() throws {
         try store.apply(sqliteStep("1.1") { db in
-            let select = try db.makeStatement("SELECT * FROM item")
+            let select = try db.prepare("SELECT * FROM item")
             #expect(try select.rows().first?.columnNames == ["id", "name", "note"])
             try db.addColumn("guid", type: .text, to: "item", defaultValue: .text("g"))
             let row = try #require(try select.rows().first)
@@ -38,7 +38,7 @@ import CSQLite
 
     @Test func statementReusedAcrossDropColumnThrowsTypedErrorsInsteadOfTrapping() throws {
         try store.apply(sqliteStep("1.1") { db in
-            let select = try db.makeStatement("SELECT * FROM item")
+            let select = try db.prepare("SELECT * FROM item")
             #expect(try select.rows().first?.values.count == 3)
             try db.dropColumn("note", from: "item")
             let row = try #require(try select.rows().first)
@@ -57,7 +57,7 @@ import CSQLite
     /// Same column count, other names: the layout must still be read again.
     @Test func statementReusedAcrossRenameColumnSeesTheNewName() throws {
         try store.write { db in
-            let select = try db.makeStatement("SELECT * FROM item")
+            let select = try db.prepare("SELECT * FROM item")
             _ = try select.rows()
             try db.renameColumn("note", to: "remark", in: "item")
             let row = try #require(try select.rows().first)

@@ -63,8 +63,8 @@ import TestSupport
                     id INTEGER PRIMARY KEY, persona_id INTEGER NOT NULL REFERENCES persona(id) ON DELETE CASCADE,
                     calle TEXT);
                 """)
-            let persona = try db.makeStatement("INSERT INTO persona(id, nombre_completo, email) VALUES (?, ?, ?)")
-            let direccion = try db.makeStatement("INSERT INTO direccion(persona_id, calle) VALUES (?, ?)")
+            let persona = try db.prepare("INSERT INTO persona(id, nombre_completo, email) VALUES (?, ?, ?)")
+            let direccion = try db.prepare("INSERT INTO direccion(persona_id, calle) VALUES (?, ?)")
             for id in 1...count {
                 let name = Self.fullNames[id % Self.fullNames.count]
                 try persona.execute(arguments: [.integer(Int64(id)), DatabaseValue(name), .text("p\(id)@example.com")])
@@ -209,7 +209,7 @@ import TestSupport
     @Test func theCategoryAttributeBecomesACategoriaTableRelatedManyToMany() throws {
         _ = try store.apply(sqliteStep("2.0") { db in
             try db.execute("CREATE TABLE nota(id INTEGER PRIMARY KEY, texto TEXT NOT NULL, momento TEXT, categoria TEXT)")
-            let insert = try db.makeStatement("INSERT INTO nota(texto, momento, categoria) VALUES (?, ?, ?)")
+            let insert = try db.prepare("INSERT INTO nota(texto, momento, categoria) VALUES (?, ?, ?)")
             for number in 1...3_000 {
                 try insert.execute(arguments: [
                     .text("Nota \(number)"), .text("2024-03-\(number % 28 + 1)"),

@@ -25,7 +25,7 @@ import TestSupport
         let library = try coordinator.manager("library", store: SQLiteStore(url: url))
         library.register("1.0") { db in
             try db.execute("CREATE TABLE item(id INTEGER PRIMARY KEY, value INTEGER NOT NULL, calls INTEGER NOT NULL DEFAULT 0)")
-            let insert = try db.makeStatement("INSERT INTO item(id, value) VALUES (?, ?)")
+            let insert = try db.prepare("INSERT INTO item(id, value) VALUES (?, ?)")
             for id in 1...Self.rows { try insert.execute(arguments: [.integer(Int64(id)), .integer(Int64(id))]) }
         }
         register(library)

@@ -45,7 +45,7 @@ import TestSupport
         let library = try coordinator.manager("library", store: SQLiteStore(url: url))
         library.register("2.0") { db in
             try db.execute("CREATE TABLE nota(id INTEGER PRIMARY KEY, texto TEXT NOT NULL, momento TEXT, categoria TEXT)")
-            let insert = try db.makeStatement("INSERT INTO nota(texto, momento, categoria) VALUES (?, ?, ?)")
+            let insert = try db.prepare("INSERT INTO nota(texto, momento, categoria) VALUES (?, ?, ?)")
             for number in 1...Self.notes {
                 try insert.execute(arguments: [
                     .text("Nota \(number)"), .text("2024-03-\(number % 28 + 1)"),

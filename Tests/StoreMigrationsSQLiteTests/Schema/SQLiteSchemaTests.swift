@@ -35,8 +35,8 @@ import CSQLite
             CREATE VIEW event_title AS SELECT id, title FROM event;
             INSERT INTO calendar(id, name) VALUES (1, 'Home'), (2, 'Work');
             """)
-        let event = try db.makeStatement("INSERT INTO event(calendar_id, title, starts_on) VALUES (?, ?, ?)")
-        let attendee = try db.makeStatement("INSERT INTO attendee(event_id, name) VALUES (?, ?)")
+        let event = try db.prepare("INSERT INTO event(calendar_id, title, starts_on) VALUES (?, ?, ?)")
+        let attendee = try db.prepare("INSERT INTO attendee(event_id, name) VALUES (?, ?)")
         for number in 1...50 {
             try event.execute(arguments: [
                 .integer(Int64(number % 2 + 1)), number % 5 == 0 ? nil : .text("Event \(number)"),

@@ -27,9 +27,9 @@ import TestSupport
             INSERT INTO carpeta(id, nombre) VALUES (1, 'Casa'), (2, 'Trabajo'), (3, 'Viajes');
             """)
         try db.execute("BEGIN")
-        let nota = try db.makeStatement(
+        let nota = try db.prepare(
             "INSERT INTO nota(carpeta_id, texto, fecha, categoria, prioridad) VALUES (?, ?, ?, ?, ?)")
-        let adjunto = try db.makeStatement("INSERT INTO adjunto(nota_id, nombre) VALUES (?, ?)")
+        let adjunto = try db.prepare("INSERT INTO adjunto(nota_id, nombre) VALUES (?, ?)")
         for number in 1...300 {
             try nota.execute(arguments: [
                 .integer(Int64(number % 3 + 1)), .text("Nota \(number)"),

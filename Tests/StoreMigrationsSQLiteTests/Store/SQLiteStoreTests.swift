@@ -37,7 +37,7 @@ private struct BodyFailure: Error, Equatable {
                 CREATE INDEX event_on_calendar ON event(calendar_id);
                 INSERT INTO calendar VALUES (1, 'Home'), (2, 'Work');
                 """)
-            let insert = try db.makeStatement("INSERT INTO event(calendar_id, title) VALUES (?, ?)")
+            let insert = try db.prepare("INSERT INTO event(calendar_id, title) VALUES (?, ?)")
             for number in 1...20 {
                 try insert.execute(arguments: [.integer(Int64(number % 2 + 1)), .text("Event \(number)")])
             }

@@ -74,6 +74,9 @@ public final class CacheStore: MigrationStore {
     /// The directory itself: two store objects for one directory are one store to the scheduler.
     public var identity: StoreIdentity { .file(directory) }
 
+    /// Whether the directory exists; the first step creates it when it does not.
+    public var exists: Bool { FileManager.default.fileExists(atPath: directory.path) }
+
     /// Whether `name`, at the top of the directory, is one of the store's own files: the marker,
     /// an older release's lock file, or a temporary marker left by a writer that died.
     static func isOwnFile(_ name: String) -> Bool {

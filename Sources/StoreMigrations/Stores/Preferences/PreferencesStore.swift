@@ -94,6 +94,9 @@ public final class PreferencesStore: MigrationStore {
     /// The file itself: two store objects for one file are one store to the scheduler.
     public var identity: StoreIdentity { .file(url) }
 
+    /// Whether the file exists; the first step creates it, and its folder, when it does not.
+    public var exists: Bool { FileManager.default.fileExists(atPath: url.path) }
+
     /// The records kept in the file; none when it does not exist. Reads only: creates nothing,
     /// takes no lock (the file is only ever replaced whole).
     ///

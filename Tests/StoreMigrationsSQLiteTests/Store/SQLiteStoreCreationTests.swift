@@ -1,0 +1,105 @@
+import Foundation
+import Testing
+import StoreMigrations
+import StoreMigrationsSQLite
+import TestSupport
+
+/// A database that does not exist yet is created by the first step: the plan and the report say
+/// so, a folder that cannot be created is a typed error, and files a killed creation left are
+/// cleaned up.
+@Suite struct SQLiteStoreCreationTests {
+    let scratch: TemporaryFolder
+
+    init() throws {
+        scratch = try TemporaryFolder()
+    }
+
+    @Test func planAndReportSayTheMissingDatabaseIsCreated() throws {
+        let url = scratch.url.appendingPathComponent("Group Containre/library.sqlite")
+        let coordinator = MigrationCoordinator(appVersion: "1.0")
+        let library = try coordinator.manager("library", store: SQLiteStore(url: url))
+        library.register("1.0") { db in try db.execute("CREATE TABLE note(id INTEGER PRIMARY KEY)") }
+
+        let plan = try coordinator.plan()
+        #expect(plan.managers[0].createsStore)
+        #expect(plan.description.contains("library (SQLite database \(url.path)): level none, first launch (runAll), "
+            + "store does not exist: its first step creates it"))
+        #expect(!FileManager.default.fileExists(atPath: url.deletingLastPathComponent().path), "planning creates nothing")
+
+        let report = try coordinator.run()
+        #expect(report.managers[0].createdStore)
+        #expect(report.description.contains("  library: level none → 1.0; store created (it did not exist)"))
+
+        let again = try coordinator.plan()
+        #expect(!again.managers[0].createsStore)
+        #expect(!again.description.contains("does not exist"))
+        #expect(try coordinator.run().managers[0].createdStore == false)
+    }
+
+    @Test func anExistingEmptyDatabaseIsNotReportedAsCreated() throws {
+        let url = scratch.file("library.sqlite")
+        try SQLiteStore(url: url).write { _ in }
+        let coordinator = MigrationCoordinator(appVersion: "1.0")
+        let library = try coordinator.manager("library", store: SQLiteStore(url: url))
+        library.register("1.0") { _ in }
+        #expect(try coordinator.plan().managers[0].createsStore == false)
+        #expect(try coordinator.run().managers[0].createdStore == false)
+    }
+
+    @Test func aFolderThatCannotBeCreatedIsATypedErrorNamingTheStore() throws {
+        // A file where a folder should be: refused even to root.
+        let blocker = scratch.file("Documents")
+        try Data("not a folder".utf8).write(to: blocker)
+        let store = SQLiteStore(url: blocker.appendingPathComponent("db/library.sqlite"))
+        let coordinator = MigrationCoordinator(appVersion: "1.0")
+        let library = try coordinator.manager("library", store: store)
+        library.register("1.0") { db in try db.execute("CREATE TABLE note(id INTEGER PRIMARY KEY)") }
+
+        let runError = try #require(#expect(throws: MigrationRunError.self) { try coordinator.run() })
+        let error = try #require(runError.underlyingError as? FileStoreError)
+        #expect(error.operation == .createDirectory)
+        #expect(error.path == blocker.appendingPathComponent("db").path)
+        #expect(error.store == store.description)
+        #expect(error.migration == MigrationReference(manager: "library", version: "1.0"))
+        #expect(error.description.hasPrefix("Could not create the folder \(blocker.path)/db (\(store.description)) during migration library@1.0: "))
+        #expect(error.description.hasSuffix("Nothing was migrated. Check that the parent folder is writable, or create the folder before launching."))
+        #expect(try Data(contentsOf: blocker) == Data("not a folder".utf8))
+    }
+
+    @Test func filesOfACreationWhoseProcessDiedAreRemovedByTheNextCreation() throws {
+        let url = scratch.file("library.sqlite")
+        let dead = try Self.deadProcessID()
+        let live = getpid()
+        let stale = [".library.sqlite.\(dead).\(UUID().uuidString).creating", ".library.sqlite.\(dead).\(UUID().uuidString).creating-journal"]
+        // Kept: a live process's, one too recent to be sure of (another PID namespace may be
+        // writing it), and files that only look alike.
+        let kept = [
+            ".library.sqlite.\(live).\(UUID().uuidString).creating",
+            ".library.sqlite.\(dead).\(UUID().uuidString).creating-wal",
+            ".other.sqlite.\(dead).\(UUID().uuidString).creating",
+            ".library.sqlite.\(dead).notes",
+        ]
+        let anHourAgo = Date(timeIntervalSinceNow: -3_600)
+        for name in stale + kept {
+            try Data("partial".utf8).write(to: scratch.file(name))
+            if name != kept[1] {
+                try FileManager.default.setAttributes([.modificationDate: anHourAgo], ofItemAtPath: scratch.file(name).path)
+            }
+        }
+
+        try SQLiteStore(url: url).write { db in try db.execute("CREATE TABLE note(id INTEGER PRIMARY KEY)") }
+
+        let left = Set(try FileManager.default.contentsOfDirectory(atPath: scratch.url.path)).filter { $0.hasPrefix(".") }
+        #expect(left == Set(kept))
+    }
+
+    /// The ID of a process that has exited and been waited for.
+    static func deadProcessID() throws -> pid_t {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/sh")
+        process.arguments = ["-c", "exit 0"]
+        try process.run()
+        process.waitUntilExit()
+        return process.processIdentifier
+    }
+}
