@@ -9,10 +9,13 @@ import StoreMigrations
 /// ``UpgradeDifference/Kind/invariant``.
 ///
 /// ```swift
-/// tester.invariants.append(.on("preferences", as: PreferencesStore.self, "the sort order survives") { before, after in
+/// let rule = "the sort order survives"
+/// let sortOrder = DataInvariant.on("preferences", as: PreferencesStore.self, rule) { before, after in
 ///     let old = try before.read()["sortOrder"], new = try after.read()["notes.sortOrder"]
-///     return old == nil || old == new ? [] : ["key notes.sortOrder is \(new.map { "\($0)" } ?? "missing"), 1.0 had \(old!)"]
-/// })
+///     guard let old, old != new else { return [] }
+///     return ["key notes.sortOrder is \(new.map { "\($0)" } ?? "missing"), 1.0 had \(old)"]
+/// }
+/// tester.invariants.append(sortOrder)
 /// ```
 public struct DataInvariant: Sendable {
     /// The manager whose store the rule is about.

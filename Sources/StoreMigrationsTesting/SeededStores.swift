@@ -29,7 +29,9 @@ public struct SeededStores: Sendable {
     /// suite), keeping its records as they are.
     ///
     /// ```swift
-    /// try stores.editPreferences("preferences") { defaults in try defaults.set("title", for: "sortOrder") }
+    /// try stores.editPreferences("preferences") { defaults in
+    ///     try defaults.set("title", for: "sortOrder")
+    /// }
     /// ```
     ///
     /// A preferences store writes only when a transaction changes the records (a migration

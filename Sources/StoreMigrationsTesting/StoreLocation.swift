@@ -9,8 +9,10 @@ import Foundation
 /// ```swift
 /// let tester = UpgradeTester { location in
 ///     let coordinator = MigrationCoordinator(appVersion: "2.0")
-///     let prefs = try coordinator.manager("preferences", store: PreferencesStore(url: location.url("Preferences.json")))
-///     let group = try coordinator.manager("group", store: UserDefaultsStore(suiteName: location.suiteName("group.notes")))
+///     let prefsStore = PreferencesStore(url: location.url("Preferences.json"))
+///     let prefs = try coordinator.manager("preferences", store: prefsStore)
+///     let groupStore = UserDefaultsStore(suiteName: location.suiteName("group.notes"))
+///     let group = try coordinator.manager("group", store: groupStore)
 ///     // register the app's migrations…
 ///     return coordinator
 /// }

@@ -13,7 +13,8 @@ import StoreMigrations
 /// import StoreMigrationsSQLiteTesting
 ///
 /// let tester = UpgradeTester(kinds: [.sqlite]) { location in
-///     try NotesApp.coordinator(preferences: location.url("Preferences.json"), database: location.url("Notes.sqlite"))
+///     try NotesApp.coordinator(
+///         preferences: location.url("Preferences.json"), database: location.url("Notes.sqlite"))
 /// }
 /// for version in ["1.0", "1.1", "1.2"] {
 ///     try tester.check(UpgradeFixture(folder: fixtures.appendingPathComponent("notes-\(version)")))

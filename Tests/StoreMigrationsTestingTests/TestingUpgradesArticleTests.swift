@@ -12,8 +12,8 @@ import TestSupport
 enum NotesStores {
     static func coordinator(in folder: URL, forgetsBodyDefault: Bool = false) throws -> MigrationCoordinator {
         let coordinator = MigrationCoordinator(appVersion: "2.0")
-        let prefs = try coordinator.manager(
-            "preferences", store: PreferencesStore(url: folder.appendingPathComponent("Preferences.json")))
+        let prefsFile = folder.appendingPathComponent("Preferences.json")
+        let prefs = try coordinator.manager("preferences", store: PreferencesStore(url: prefsFile))
         let library = try coordinator.manager(
             "library", store: SQLiteStore(url: folder.appendingPathComponent("Notes.sqlite")))
 
@@ -21,7 +21,9 @@ enum NotesStores {
             try defaults.renameKey("sortOrder", to: "notes.sortOrder")
         }
         library.register("1.0") { db in
-            try db.execute("CREATE TABLE note(id INTEGER PRIMARY KEY, title TEXT NOT NULL, body TEXT DEFAULT '')")
+            try db.execute("""
+                CREATE TABLE note(id INTEGER PRIMARY KEY, title TEXT NOT NULL, body TEXT DEFAULT '')
+                """)
         }
         library.register("1.1") { db in
             try db.execute("ALTER TABLE note ADD COLUMN created_at TEXT")
@@ -58,9 +60,11 @@ enum NotesStores {
         }
         tester.invariants = [
             .on("library", as: SQLiteStore.self, "every note keeps its title") { before, after in
-                let old = try before.read { db in try db.rows("SELECT id, title FROM note ORDER BY id").map { "\($0)" } }
-                let new = try after.read { db in try db.rows("SELECT id, title FROM note ORDER BY id").map { "\($0)" } }
-                return old == new ? [] : ["table note: \(old.count) titles in the fixture, \(new.count) after the upgrade"]
+                let titles = "SELECT id, title FROM note ORDER BY id"
+                let old = try before.read { db in try db.rows(titles).map { "\($0)" } }
+                let new = try after.read { db in try db.rows(titles).map { "\($0)" } }
+                if old == new { return [] }
+                return ["table note: \(old.count) titles in the fixture, \(new.count) upgraded"]
             },
         ]
         tester.temporaryDirectory = folder.url

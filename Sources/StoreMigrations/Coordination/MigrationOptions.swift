@@ -19,7 +19,8 @@ public protocol MigrationOption {
 ///
 /// ```swift
 /// library.register("1.1", options: .named("add guids to events")) { db in … }
-/// library.register("1.2", options: .named("backfill titles", fingerprint: "titles from notes, v2")) { db in … }
+/// let options = MigrationOptions.named("backfill titles", fingerprint: "titles from notes, v2")
+/// library.register("1.2", options: options) { db in … }
 /// ```
 public struct MigrationOptions: Sendable {
     private var values: [ObjectIdentifier: any Sendable] = [:]

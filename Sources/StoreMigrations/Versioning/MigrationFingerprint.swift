@@ -7,7 +7,8 @@
 /// the manager's ``FingerprintPolicy`` decides what a run does about them.
 ///
 /// ```swift
-/// library.register("1.2", options: .named("backfill titles", fingerprint: "titles from notes, v2")) { db in … }
+/// let options = MigrationOptions.named("backfill titles", fingerprint: "titles from notes, v2")
+/// library.register("1.2", options: options) { db in … }
 /// try library.record().applied.last?.fingerprint   // v1:3f0c…
 /// ```
 ///

@@ -12,7 +12,8 @@ extension PostgreSQLStore {
     /// Django's zero-downtime backends use the same remedy).
     ///
     /// ```swift
-    /// let store = try PostgreSQLStore(connectionString, lockRetries: .init(lockTimeout: .seconds(1), retries: 10))
+    /// let retries = PostgreSQLStore.LockRetries(lockTimeout: .seconds(1), retries: 10)
+    /// let store = try PostgreSQLStore(connectionString, lockRetries: retries)
     /// orders.register("2.1", lockRetries: .off) { db in   // this step may wait as long as it takes
     ///     try db.execute("ALTER TABLE orders ALTER COLUMN total TYPE numeric(12,2)")
     /// }

@@ -46,7 +46,8 @@ import TestSupport
         let (coordinator, library) = try launch("1.1")
         #expect(try coordinator.plan().description == """
             Migration plan to app version 1.1: 2 steps in 2 waves.
-              library (library.sqlite): level none, first launch (runAll), pending 1.0, 1.1
+              library (library.sqlite): level none, first launch (runAll), store does not exist: its first step creates it, \
+            pending 1.0, 1.1
               wave 0: library@1.0 (create notes)
               wave 1: library@1.1 (add guid) after library@1.0
             """.replacingOccurrences(of: "library.sqlite", with: store.description))
