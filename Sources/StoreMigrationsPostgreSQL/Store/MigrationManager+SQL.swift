@@ -13,9 +13,7 @@ extension MigrationManager where Store == PostgreSQLStore {
         _ version: Version, dependsOn dependencies: [MigrationReference] = [], options: MigrationOptions = MigrationOptions(),
         sql: String
     ) {
-        var options = options
-        if options.fingerprint == nil { options.fingerprint = sql }
-        register(version, dependsOn: dependencies, options: options) { db in try db.execute(sql) }
+        register(version, dependsOn: dependencies, options: options, sql: sql, execute: { db, sql in try db.execute(sql) })
     }
 
     /// Registers every migration file of `folder`: `V<version>__<name>.sql`, each a migration
@@ -32,12 +30,6 @@ extension MigrationManager where Store == PostgreSQLStore {
     ///   registered and how to fix it; nothing of the folder is registered then.
     @discardableResult
     public func registerSQLFiles(in folder: URL) throws -> [SQLMigrationFile] {
-        let files = try SQLMigrationFile.files(in: folder, manager: name, store: store.description)
-        for file in files {
-            var options = MigrationOptions()
-            options.name = file.name
-            register(file.version, options: options, sql: file.sql)
-        }
-        return files
+        try registerSQLFiles(in: folder, execute: { db, sql in try db.execute(sql) })
     }
 }

@@ -1,0 +1,29 @@
+import Foundation
+
+extension MigrationManager {
+    /// Registers the migration to `version` as SQL text that `execute` runs on the store's
+    /// content, fingerprinted by the text unless `options` gives a fingerprint: the one
+    /// implementation behind the SQL stores' `register(_:dependsOn:options:sql:)`.
+    package func register(
+        _ version: Version, dependsOn dependencies: [MigrationReference], options: MigrationOptions, sql: String,
+        execute: @escaping @Sendable (Store.Content, String) throws -> Void
+    ) where Store.Content: AnyObject {
+        var options = options
+        if options.fingerprint == nil { options.fingerprint = sql }
+        register(version, dependsOn: dependencies, options: options) { content in try execute(content, sql) }
+    }
+
+    /// Registers every migration file of `folder` with `execute`: the one implementation behind
+    /// the SQL stores' `registerSQLFiles(in:)`.
+    package func registerSQLFiles(
+        in folder: URL, execute: @escaping @Sendable (Store.Content, String) throws -> Void
+    ) throws -> [SQLMigrationFile] where Store.Content: AnyObject {
+        let files = try SQLMigrationFile.files(in: folder, manager: name, store: store.description)
+        for file in files {
+            var options = MigrationOptions()
+            options.name = file.name
+            register(file.version, dependsOn: [], options: options, sql: file.sql, execute: execute)
+        }
+        return files
+    }
+}
