@@ -4,10 +4,9 @@ import StoreMigrations
 /// One invocation of a ``MigrationCommand``: its subcommands, each reading its arguments, asking
 /// the coordinator and writing to the console.
 struct CommandSession {
-    /// The subcommands. A `verify` subcommand belongs here once applied migrations keep
-    /// fingerprints to check: listed only when the coordinator has some.
+    /// The subcommands.
     enum Subcommand: String, CaseIterable {
-        case status, plan, migrate, baseline
+        case status, plan, migrate, baseline, verify
 
         var summary: String {
             switch self {
@@ -15,6 +14,7 @@ struct CommandSession {
             case .plan: return "Show what 'migrate' would run, in order, without running anything."
             case .migrate: return "Run the pending migrations."
             case .baseline: return "Record a baseline mark for a manager that has no record yet."
+            case .verify: return "List applied migrations edited since they ran (their fingerprints changed)."
             }
         }
 
@@ -24,6 +24,7 @@ struct CommandSession {
             case .plan: return "plan [--json | --dot] [--targets LIST] [--post-deploy]"
             case .migrate: return "migrate [--targets LIST] [--post-deploy] [--dry-run] [--yes]"
             case .baseline: return "baseline MANAGER VERSION"
+            case .verify: return "verify [--repair]"
             }
         }
 
@@ -42,6 +43,8 @@ struct CommandSession {
                 ]
             case .baseline:
                 return [("MANAGER VERSION", "Migrations of MANAGER at or below VERSION count as applied.")]
+            case .verify:
+                return [("--repair", "Accept the edits: record the current fingerprints of the applied migrations.")]
             }
         }
     }
@@ -59,7 +62,8 @@ struct CommandSession {
         lines += ["", "Run '\(name) <subcommand> --help' for its options.", "", "EXIT CODES:"]
         lines += [
             "  0  success; for status --check, nothing pending",
-            "  1  a migration failed, a store could not be read, or the stores refuse the run",
+            "  1  a migration failed, a store could not be read, or the stores refuse the run;",
+            "     for verify, an applied migration was edited since it ran",
             "  2  bad arguments; nothing was read or run",
             "  3  status --check: something is pending",
             "  4  migrate: the confirmation was declined; nothing was run",
@@ -118,6 +122,10 @@ struct CommandSession {
             guard parsed.positional.count >= 2 else { throw CommandUsageError.missingArgument(name: "version", subcommand: name) }
             if parsed.positional.count > 2 { throw CommandUsageError.unexpectedArgument(parsed.positional[2], subcommand: name) }
             return try baseline(manager: parsed.positional[0], at: try CommandArguments.version(parsed.positional[1]))
+        case .verify:
+            let parsed = try CommandArguments(arguments, subcommand: name, flags: ["--repair": "repair"])
+            try expectNoPositional(parsed, name)
+            return try verify(repair: parsed.flags.contains("repair"))
         }
     }
 
@@ -221,6 +229,29 @@ struct CommandSession {
         console.errors("\(name): error: nothing recorded: \(manager) already has a record (level \(level?.description ?? "none")); "
             + "a baseline applies only to a manager with no record, so leave it as it is.\n")
         return .failure
+    }
+
+    /// Managers whose policy is ``FingerprintPolicy/ignore`` are not checked.
+    private func verify(repair: Bool) throws -> MigrationCommand.ExitCode {
+        let plan = try coordinator.plan()
+        let edited = plan.managers.filter { !$0.changedFingerprints.isEmpty }
+        guard !edited.isEmpty else {
+            console.output("Verified: no applied migration was edited since it ran.\n")
+            return .success
+        }
+        let changes = edited.flatMap(\.changedFingerprints)
+        let count = "\(changes.count) applied migration\(changes.count == 1 ? " was" : "s were") edited since \(changes.count == 1 ? "it" : "they") ran"
+        var lines = changes.map { "  \($0)" }
+        guard repair else {
+            console.output("Edited since applied:\n" + lines.joined(separator: "\n") + "\n")
+            console.errors("\(name): error: \(count); restore \(changes.count == 1 ? "it" : "them"), or accept the edits "
+                + "with '\(name) verify --repair'.\n")
+            return .failure
+        }
+        for manager in edited { _ = try coordinator.repairFingerprints(manager: manager.name) }
+        lines.insert("Accepted the edits of \(changes.count) applied migration\(changes.count == 1 ? "" : "s"):", at: 0)
+        console.output(lines.joined(separator: "\n") + "\n")
+        return .success
     }
 
     private func list(_ items: [some CustomStringConvertible]) -> String {

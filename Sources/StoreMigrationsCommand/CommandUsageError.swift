@@ -17,9 +17,9 @@ enum CommandUsageError: Error, Equatable, CustomStringConvertible {
     var description: String {
         switch self {
         case .missingSubcommand:
-            return "no subcommand given; name one of status, plan, migrate, baseline"
+            return "no subcommand given; name one of " + CommandSession.Subcommand.allCases.map(\.rawValue).joined(separator: ", ")
         case .unknownSubcommand(let name):
-            return "unknown subcommand '\(name)'; name one of status, plan, migrate, baseline"
+            return "unknown subcommand '\(name)'; name one of " + CommandSession.Subcommand.allCases.map(\.rawValue).joined(separator: ", ")
         case .unknownOption(let option, let subcommand):
             return "'\(subcommand)' has no option '\(option)'; see its options with '\(subcommand) --help'"
         case .missingValue(let option, let subcommand):

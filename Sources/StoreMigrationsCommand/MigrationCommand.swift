@@ -24,6 +24,9 @@ import StoreMigrations
 ///   to their end (deferred ones included: a release step has no background to leave them to);
 ///   asks for confirmation when standard input and output are a terminal, unless `--yes`.
 /// - `baseline MANAGER VERSION`: records a baseline mark for a manager that has no record yet.
+/// - `verify [--repair]`: lists the applied migrations whose fingerprints changed since they
+///   ran (``/StoreMigrations/MigrationFingerprint``) and exits with ``ExitCode/failure`` if any;
+///   `--repair` accepts the edits instead (``/StoreMigrations/MigrationManager/repairFingerprints()``).
 ///
 /// Results go to standard output, errors to standard error; ``ExitCode`` lists the exit codes.
 public struct MigrationCommand: Sendable {
@@ -32,7 +35,8 @@ public struct MigrationCommand: Sendable {
         /// Done; for `status --check`, nothing pending.
         case success = 0
         /// A migration failed, a store could not be read, the plan is invalid, or the stores
-        /// refuse the run (a store newer than the app); the message says which.
+        /// refuse the run (a store newer than the app); for `verify`, an applied migration was
+        /// edited since it ran. The message says which.
         case failure = 1
         /// The arguments are wrong; nothing was read or run.
         case usage = 2

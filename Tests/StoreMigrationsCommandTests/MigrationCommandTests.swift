@@ -224,12 +224,41 @@ final class RecordingConsole: @unchecked Sendable {
         #expect(try orders.record().baseline == "2.0")
     }
 
+    @Test func verifyListsEditedMigrationsAndRepairAcceptsThem() throws {
+        let store = InMemoryStore<[String]>([], name: "notes db")
+        func command(fingerprint: String) throws -> MigrationCommand {
+            let coordinator = MigrationCoordinator(appVersion: "1.0")
+            let notes = try coordinator.manager("notes", store: store)
+            notes.register("1.0", options: .named("create notes", fingerprint: fingerprint)) { $0.append("1.0") }
+            return MigrationCommand(coordinator: coordinator, commandName: "app migrations")
+        }
+        func run(_ command: MigrationCommand, _ arguments: [String]) -> (MigrationCommand.ExitCode, String, String) {
+            let recorder = RecordingConsole()
+            return (command.run(arguments: arguments, console: recorder.console(isTerminal: false)), recorder.output, recorder.errors)
+        }
+        let first = try command(fingerprint: "notes table, v1")
+        #expect(run(first, ["migrate"]).0 == .success)
+        #expect(run(first, ["verify"]) == (.success, "Verified: no applied migration was edited since it ran.\n", ""))
+
+        let edited = try command(fingerprint: "notes table, v2")
+        let was = MigrationFingerprint(of: "notes table, v1"), now = MigrationFingerprint(of: "notes table, v2")
+        #expect(run(edited, ["verify"]) == (
+            .failure, "Edited since applied:\n  notes@1.0 (create notes): applied as \(was), now \(now)\n",
+            "app migrations: error: 1 applied migration was edited since it ran; restore it, or accept the edits with "
+                + "'app migrations verify --repair'.\n"))
+        #expect(run(edited, ["verify", "--repair"]) == (
+            .success, "Accepted the edits of 1 applied migration:\n  notes@1.0 (create notes): applied as \(was), now \(now)\n", ""))
+        #expect(run(edited, ["verify"]).0 == .success)
+        #expect(store.contents == ["1.0"], "verify and repair run no body")
+        #expect(run(edited, ["verify", "now"]).0 == .usage)
+    }
+
     @Test func helpExitsZeroOnStandardOutput() {
         let (code, output, errors) = run("--help")
         #expect(code == .success && errors.isEmpty)
         #expect(output.hasPrefix("USAGE: app migrations <subcommand> [options]\n"))
         #expect(output.contains("  3  status --check: something is pending\n"))
-        for subcommand in ["status", "plan", "migrate", "baseline"] {
+        for subcommand in ["status", "plan", "migrate", "baseline", "verify"] {
             let (subcode, suboutput, suberrors) = run("\(subcommand) --help")
             #expect(subcode == .success && suberrors.isEmpty)
             #expect(suboutput.hasPrefix("USAGE: app migrations \(subcommand)"))
@@ -239,8 +268,8 @@ final class RecordingConsole: @unchecked Sendable {
     }
 
     @Test(arguments: [
-        ("", "no subcommand given; name one of status, plan, migrate, baseline", "app migrations --help"),
-        ("upgrade", "unknown subcommand 'upgrade'; name one of status, plan, migrate, baseline", "app migrations --help"),
+        ("", "no subcommand given; name one of status, plan, migrate, baseline, verify", "app migrations --help"),
+        ("upgrade", "unknown subcommand 'upgrade'; name one of status, plan, migrate, baseline, verify", "app migrations --help"),
         ("migrate --force", "'migrate' has no option '--force'; see its options with 'migrate --help'", "app migrations migrate --help"),
         ("migrate --targets", "'migrate --targets' needs a value; give it after the option, such as --targets orders@2.0", "app migrations migrate --help"),
         ("migrate --targets orders", "'orders' is not a migration; name it as manager@version, such as orders@2.0", "app migrations migrate --help"),

@@ -216,6 +216,13 @@ public final class MigrationCoordinator: @unchecked Sendable {
         return try manager.baseline(at: version)
     }
 
+    /// Accepts the current fingerprints of the manager called `name`, as
+    /// ``MigrationManager/repairFingerprints()`` does; `nil` when no manager has that name.
+    package func repairFingerprints(manager name: String) throws -> [Version]? {
+        guard let manager = lock.withLock({ managers.first { $0.name == name } }) else { return nil }
+        return try manager.repairFingerprints()
+    }
+
     /// Runs the pending work from asynchronous code, suspending until the run ends.
     ///
     /// Cancelling the task cancels the run: steps already running finish or roll back, nothing
@@ -581,6 +588,7 @@ protocol MigrationManagerDefining: AnyObject, Sendable {
     var name: String { get }
     func definition() -> ManagerDefinition
     func baseline(at version: Version) throws -> Bool
+    func repairFingerprints() throws -> [Version]
     /// For the testing products (``RegisteredManager``).
     var migratedStore: any MigrationStore { get }
     var registeredVersions: [Version] { get }
