@@ -39,8 +39,9 @@
 /// }
 /// ```
 ///
-/// It may also name its storage (``identity``), say that it can be thrown away (``isRebuildable``,
-/// ``rebuild(_:)``) and run steps outside a transaction (``runsStepsOutsideTransactions``).
+/// It may also name its storage (``identity``), say whether the storage exists yet (``exists``),
+/// say that it can be thrown away (``isRebuildable``, ``rebuild(_:)``) and run steps outside a
+/// transaction (``runsStepsOutsideTransactions``).
 public protocol MigrationStore<Content>: AnyObject, Sendable, CustomStringConvertible {
     /// What a migration body edits: `inout Preferences`, a `Database`, a `CacheDirectory`, ….
     associatedtype Content
