@@ -19,8 +19,8 @@ import TestSupport
         func readRecords() throws -> [String: MigrationRecord] { try inner.readRecords() }
 
         func transaction<T>(
-        _ request: TransactionRequest, _ body: (inout [String: MigrationRecord], inout [String]) throws -> T
-    ) throws -> T {
+            _ request: TransactionRequest, _ body: (inout [String: MigrationRecord], inout [String]) throws -> T
+        ) throws -> T {
             let first = lock.withLock { () -> Bool in
                 defer { raced = true }
                 return !raced

@@ -18,8 +18,8 @@ import TestSupport
         func readRecords() throws -> [String: MigrationRecord] { try inner.readRecords() }
 
         func transaction<T>(
-        _ request: TransactionRequest, _ body: (inout [String: MigrationRecord], inout [String]) throws -> T
-    ) throws -> T {
+            _ request: TransactionRequest, _ body: (inout [String: MigrationRecord], inout [String]) throws -> T
+        ) throws -> T {
             if lock.withLock({ () -> Bool in defer { raced = true }; return !raced }) {
                 try inner.transaction { records, _ in records["m", default: MigrationRecord()].markApplied("1.0") }
             }
