@@ -306,7 +306,7 @@ struct CalendarAppVersion1 {
 
             do {
                 try coordinator.run()
-            } catch let MigrationError.lateMigrations(manager, _, versions, level) {
+            } catch let MigrationError.lateMigrations(manager, _, versions, level, _) {
                 print("\(manager) is at \(level) but never ran \(versions)")
             }
 

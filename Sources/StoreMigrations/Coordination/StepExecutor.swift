@@ -38,7 +38,7 @@ package enum StepExecutor {
         options: MigrationOptions = MigrationOptions(), label: MigrationLabel = MigrationLabel(),
         refusingNewerThan appVersion: Version? = nil, _ body: (inout Store.Content, () -> MigrationContext) throws -> Void
     ) throws -> StepOutcome {
-        let migration = MigrationReference(manager: manager, version: version)
+        let migration = MigrationReference(manager: manager, version: version, name: label.name)
         func step(_ records: inout [String: MigrationRecord], _ content: inout Store.Content) throws -> StepOutcome {
             // One look-up a step: the level before is read from the record already found.
             let levelBefore: Version?
@@ -93,7 +93,7 @@ package enum StepExecutor {
         carriesContext: Bool = false, size: BatchSize, options: MigrationOptions = MigrationOptions(),
         label: MigrationLabel = MigrationLabel(), refusingNewerThan appVersion: Version? = nil, _ batch: (inout Store.Content, BatchRequest) throws -> BatchResult
     ) throws -> StepOutcome {
-        let migration = MigrationReference(manager: manager, version: version)
+        let migration = MigrationReference(manager: manager, version: version, name: label.name)
         var limit = size.initialLimit
         var progress: StepProgress?
         var batches = 0

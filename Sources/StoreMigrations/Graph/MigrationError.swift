@@ -45,8 +45,9 @@ public enum MigrationError: Error, Sendable, Hashable, CustomStringConvertible, 
     /// A first-launch `decide` closure threw.
     case firstLaunchDecisionFailed(manager: String, store: String, reason: String)
     /// Migrations registered below the manager's level were never applied, and its
-    /// ``LateMigrationPolicy`` is ``LateMigrationPolicy/fail``.
-    case lateMigrations(manager: String, store: String, versions: [Version], level: Version)
+    /// ``LateMigrationPolicy`` is ``LateMigrationPolicy/fail``; `names` holds the names of those
+    /// that have one.
+    case lateMigrations(manager: String, store: String, versions: [Version], level: Version, names: [Version: String] = [:])
     /// Applied migrations were edited since they ran (their fingerprints changed), and the
     /// manager's ``FingerprintPolicy`` is ``FingerprintPolicy/fail``.
     case fingerprintsChanged(manager: String, store: String, changes: [FingerprintChange])
@@ -134,8 +135,8 @@ public enum MigrationError: Error, Sendable, Hashable, CustomStringConvertible, 
             if reason.contains("Nothing was migrated") { return opening + ". " + reason }
             return opening + ": " + reason.quotableInSentence
                 + ". Nothing was migrated. Fix the decision closure, or choose .runAll or .baseline."
-        case let .lateMigrations(manager, store, versions, level):
-            let list = versions.map { "\(manager)@\($0)" }.joined(separator: ", ")
+        case let .lateMigrations(manager, store, versions, level, names):
+            let list = versions.map { "\(manager)@\($0)".titled(names[$0]) }.joined(separator: ", ")
             return "Manager \"\(manager)\" on \(store) is at level \(level), but \(list) "
                 + "\(versions.count == 1 ? "was" : "were") registered below it and never applied (a "
                 + "branch merged late). Nothing was migrated. Set the manager's lateMigrationPolicy "

@@ -36,6 +36,8 @@ public struct MigrationPlan: Sendable, Hashable, Codable, CustomStringConvertibl
         /// Migrations below the level that were never applied (registered late); they are in
         /// ``pending`` when ``latePolicy`` is ``LateMigrationPolicy/run``.
         public let late: [Version]
+        /// The names of the migrations in ``late`` that have one, by version.
+        public let lateNames: [Version: String]
         /// What happens to ``late``.
         public let latePolicy: LateMigrationPolicy
         /// The registered migrations past the app version, which never run in this version.
@@ -77,7 +79,7 @@ public struct MigrationPlan: Sendable, Hashable, Codable, CustomStringConvertibl
     /// The app version the plan migrates to.
     public let appVersion: Version
     /// Each manager's part, in registration order.
-    public private(set) var managers: [Manager]
+    public internal(set) var managers: [Manager]
     /// Every step, in the order the plan would run them one at a time.
     public let steps: [PlannedStep]
     /// Findings that do not stop the run.
@@ -86,7 +88,7 @@ public struct MigrationPlan: Sendable, Hashable, Codable, CustomStringConvertibl
     /// version is gone (post-deploy migrations and their dependents), in the order they would
     /// run; empty when the plan includes them. ``isUpToDate`` does not count them: a replica's
     /// start-up has nothing to do about them.
-    public private(set) var postDeploySteps: [PlannedStep] = []
+    public internal(set) var postDeploySteps: [PlannedStep] = []
 
     /// Whether there is nothing to do: no step, and nothing that `run()`
     /// would refuse to start for (a newer store or late migrations under a `.fail` policy).
@@ -105,7 +107,8 @@ public struct MigrationPlan: Sendable, Hashable, Codable, CustomStringConvertibl
                 return .storeIsNewer(manager: manager.name, store: manager.store, level: level, appVersion: appVersion)
             }
             if manager.latePolicy == .fail, !manager.late.isEmpty, let level = manager.level {
-                return .lateMigrations(manager: manager.name, store: manager.store, versions: manager.late, level: level)
+                return .lateMigrations(
+                    manager: manager.name, store: manager.store, versions: manager.late, level: level, names: manager.lateNames)
             }
             if manager.fingerprintPolicy == .fail, !manager.changedFingerprints.isEmpty {
                 return .fingerprintsChanged(manager: manager.name, store: manager.store, changes: manager.changedFingerprints)
@@ -149,7 +152,8 @@ public struct MigrationPlan: Sendable, Hashable, Codable, CustomStringConvertibl
             if let newerStore = manager.newerStore { line += ", newer than the app (\(newerStore.rawValue))" }
             line += manager.pending.isEmpty ? ", nothing pending" : ", pending " + manager.pending.map(\.description).joined(separator: ", ")
             if !manager.late.isEmpty {
-                line += "; late " + manager.late.map(\.description).joined(separator: ", ") + " (\(manager.latePolicy.rawValue))"
+                line += "; late " + manager.late.map { $0.description.titled(manager.lateNames[$0]) }.joined(separator: ", ")
+                    + " (\(manager.latePolicy.rawValue))"
             }
             if !manager.ahead.isEmpty { line += "; ahead " + manager.ahead.map(\.description).joined(separator: ", ") }
             if !manager.deferred.isEmpty { line += "; deferred " + manager.deferred.map(\.description).joined(separator: ", ") }

@@ -444,6 +444,14 @@ enum MigrationPlanner {
         }
     }
 
+    /// The names of the late migrations at `positions` of `manager` that have one.
+    private static func lateNames(_ positions: [Int], of manager: MigrationGraph.Manager, _ input: PlanningInput) -> [Version: String] {
+        guard !input.names.isEmpty else { return [:] }
+        var names: [Version: String] = [:]
+        for position in positions { names[manager.versions[position]] = input.names[position] }
+        return names
+    }
+
     /// The applied migrations of `manager` whose recorded fingerprint differs from the registered
     /// one, ascending; none under ``FingerprintPolicy/ignore``. Both lists ascend by version, so
     /// one walk side by side finds them: O(V + applied), and nothing when no migration has a
@@ -590,7 +598,8 @@ enum MigrationPlanner {
                 name: manager.name, store: inputs[index].store, createsStore: inputs[index].storeIsMissing, level: record.level,
                 firstLaunch: starts[index].firstLaunch, newerStore: starts[index].newerStore,
                 pending: pending[index],
-                late: starts[index].late.map { manager.versions[$0] }, latePolicy: inputs[index].latePolicy,
+                late: starts[index].late.map { manager.versions[$0] },
+                lateNames: lateNames(starts[index].late, of: manager, inputs[index]), latePolicy: inputs[index].latePolicy,
                 ahead: Array(manager.versions[graph.aheadStart[index]...]),
                 inProgress: record.inProgress.filter { progress in pending[index].contains(progress.version) },
                 changedFingerprints: changedFingerprints(of: manager, inputs[index]),

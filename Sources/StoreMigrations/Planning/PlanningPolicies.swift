@@ -35,7 +35,7 @@ public enum LateMigrationPolicy: String, Sendable, Hashable, Codable {
     /// Runs it, in version order among the pending migrations, dependencies respected (the
     /// default, as GRDB and Django).
     case run
-    /// `run()` throws ``MigrationError/lateMigrations(manager:store:versions:level:)``
+    /// `run()` throws ``MigrationError/lateMigrations(manager:store:versions:level:names:)``
     /// before anything runs; the plan lists them.
     case fail
     /// Never runs it; the plan lists it. Migrations that depend on it count it as satisfied.

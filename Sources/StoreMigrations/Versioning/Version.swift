@@ -469,3 +469,22 @@ extension Version: Codable {
         try container.encode(description)
     }
 }
+
+/// A dictionary keyed by versions (``MigrationPlan/Manager/lateNames``) is coded as an object
+/// whose keys are the versions' texts, as the versions themselves are.
+extension Version: CodingKeyRepresentable {
+    public var codingKey: any CodingKey { VersionKey(stringValue: description) }
+
+    public init?<Key: CodingKey>(codingKey: Key) {
+        guard let version = try? Version(parsing: codingKey.stringValue) else { return nil }
+        self = version
+    }
+
+    private struct VersionKey: CodingKey {
+        let stringValue: String
+        var intValue: Int? { nil }
+
+        init(stringValue: String) { self.stringValue = stringValue }
+        init?(intValue: Int) { nil }
+    }
+}

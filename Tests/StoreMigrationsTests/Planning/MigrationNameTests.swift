@@ -62,7 +62,7 @@ import TestSupport
         #expect(String(decoding: try encoder.encode(plan), as: UTF8.self) == """
             {"appVersion":"1.1","diagnostics":[],"managers":[{"ahead":[],"changedFingerprints":[{"current":"\(MigrationFingerprint(of: "new").rawValue)",\
             "migration":{"manager":"library","version":"1.0"},"name":"create notes","recorded":"\(recorded.rawValue)"}],\
-            "createsStore":false,"deferred":[],"fingerprintPolicy":"warn","inProgress":[],"late":[],"latePolicy":"run","level":"1.0","name":"library",\
+            "createsStore":false,"deferred":[],"fingerprintPolicy":"warn","inProgress":[],"late":[],"lateNames":{},"latePolicy":"run","level":"1.0","name":"library",\
             "pending":["1.1"],"postDeploy":[],"store":"library store"}],"postDeploySteps":[],"steps":[{"action":"migrate","dependencies":[],"manager":"library",\
             "name":"add guids","version":"1.1","wave":0}]}
             """)
@@ -109,5 +109,48 @@ import TestSupport
         } catch let error as MigrationRunError {
             #expect("\(error)".hasPrefix("Migration library@1 (add guids) on library store failed: disk full."), "\(error)")
         }
+    }
+
+    @Test func aStoresOwnErrorNamesTheMigrationItRanFor() throws {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("names-\(UUID().uuidString).json")
+        defer { try? FileManager.default.removeItem(at: file) }
+        let coordinator = MigrationCoordinator(appVersion: "1.1")
+        let settings = try coordinator.manager("settings", store: PreferencesStore(url: file))
+        settings.register("1.0") { _ in }
+        settings.register("1.1", options: .named("move the theme")) { (prefs: inout Preferences) in
+            try prefs.set([:] as PreferenceValue, for: [PreferencesStore.levelsKey])
+        }
+        do {
+            _ = try coordinator.run()
+            Issue.record("the run succeeded")
+        } catch let error as MigrationRunError {
+            let underlying = try #require(error.underlyingError as? PreferencesStoreError)
+            #expect(underlying == .reservedKey(file: file.path, migration: .migration(manager: "settings", version: "1.1")))
+            #expect("\(underlying)".hasPrefix("Migration settings@1.1 (move the theme) stored a value under"), "\(underlying)")
+        }
+    }
+
+    @Test func lateMigrationsAreNamedInThePlanAndInTheError() throws {
+        let store = Store([], records: ["library": MigrationRecord(applied: [AppliedMigration(version: "1.2")])], name: "library store")
+        let coordinator = MigrationCoordinator(appVersion: "1.2")
+        let library = try coordinator.manager("library", store: store)
+        library.lateMigrationPolicy = .fail
+        library.register("1.0", options: .named("create notes")) { _ in }
+        library.register("1.1") { _ in }
+        library.register("1.2") { _ in }
+        let plan = try coordinator.plan()
+        #expect(plan.managers[0].lateNames == ["1.0": "create notes"])
+        #expect(plan.description.contains("late 1.0 (create notes), 1.1 (fail)"), "\(plan)")
+        let error = MigrationError.lateMigrations(
+            manager: "library", store: "library store", versions: ["1.0", "1.1"], level: "1.2", names: ["1.0": "create notes"])
+        #expect(plan.blockingErrors == [error])
+        #expect(error.description.hasPrefix(
+            "Manager \"library\" on library store is at level 1.2, but library@1.0 (create notes), library@1.1 were registered"))
+        #expect(throws: error) { try coordinator.run() }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        let json = String(decoding: try encoder.encode(plan), as: UTF8.self)
+        #expect(json.contains(#""late":["1.0","1.1"],"lateNames":{"1.0":"create notes"},"latePolicy":"fail""#), "\(json)")
+        #expect(try JSONDecoder().decode(MigrationPlan.self, from: Data(json.utf8)) == plan)
     }
 }
