@@ -19,7 +19,7 @@ package enum NotesMigrations {
         registerPreferences(preferences)
         registerLibrary(library, after: preferences)
         // Thumbnails are named after notes' GUIDs from 2.0 on: wipe them once the GUIDs exist.
-        thumbnails.register("2.0", dependsOn: [library.migration("1.1-1")]) { cache in
+        thumbnails.register("2.0", dependsOn: [library.migration("1.1-1")], options: .named("wipe thumbnails named by note ids")) { cache in
             try cache.removeAll()
         }
         return coordinator
@@ -27,11 +27,11 @@ package enum NotesMigrations {
 
     /// MTMigration's use case: keys renamed and retired between versions.
     private static func registerPreferences(_ preferences: MigrationManager<PreferencesStore>) {
-        preferences.register("1.1") { defaults in
+        preferences.register("1.1", options: .named("group onboarding and sort keys")) { defaults in
             try defaults.renameKey("showHelp", to: "onboarding.showHelp")
             try defaults.renameKey("sortOrder", to: "notes.sortOrder")
         }
-        preferences.register("2.0") { defaults in
+        preferences.register("2.0", options: .named("group appearance keys, retire legacyFlag")) { defaults in
             try defaults.renameKey("fontSize", to: "appearance.fontSize")
             defaults.removeValue(for: "legacyFlag")
             try defaults.set(true, for: "notes.showCategories")
@@ -43,22 +43,24 @@ package enum NotesMigrations {
         // the few tags in one step; the events, two a note, in a resumable one: each batch of
         // rows commits with the key it reached, so a launch killed part-way resumes after the
         // last batch instead of starting the table over.
-        library.register("1.1") { db in
+        library.register("1.1", options: .named("guids for events and tags")) { db in
             try db.migrateSchema(to: NotesSchema.v1_1)
             try db.transformRows(in: "tag", columns: ["guid"], where: "guid IS NULL") { _ in ["guid": .text(UUID().uuidString)] }
         }
-        library.registerResumable("1.1-1", transformingRowsOf: "event", columns: ["guid"], where: "guid IS NULL") { _ in
+        library.registerResumable(
+            "1.1-1", transformingRowsOf: "event", columns: ["guid"], where: "guid IS NULL",
+            options: .named("fill event guids", fingerprint: "a random UUID a row")
+        ) { _ in
             ["guid": .text(UUID().uuidString)]
         }
         // The guide's lightweight migration: a renamed attribute keeps its data.
-        library.register("1.2") { db in
-            try db.migrateSchema(to: NotesSchema.v1_2)
-        }
+        library.register("1.2", options: .named("rename note.date to created_at"), schema: NotesSchema.v1_2)
         // The guide's heavyweight migration. It waits for the preferences' 1.1 (their keys
         // renamed), the dependency registered here, so that no launch ever sees the 2.0 notes
         // beside the 1.0 preference keys.
-        library.register("2.0", dependsOn: [preferences.migration("1.1")]) { db in
-            try db.migrateSchema(to: NotesSchema.v2_0, mappings: [NotesSchema.noteMapping])
-        }
+        library.register(
+            "2.0", dependsOn: [preferences.migration("1.1")],
+            options: .named("author names split, categories in a table", fingerprint: "noteMapping 1"),
+            schema: NotesSchema.v2_0, mappings: [NotesSchema.noteMapping])
     }
 }

@@ -57,7 +57,7 @@ extension PostgreSQLConnection {
     /// `batch.cursor` (the key of the last row the previous batch visited) as
     /// ``transformRows(in:schema:key:columns:where:batchSize:_:)`` does, and says where the next
     /// batch starts. The body of
-    /// ``StoreMigrations/MigrationManager/registerResumable(_:dependsOn:transformingRowsOf:key:columns:where:batchSize:deferred:_:)``;
+    /// ``StoreMigrations/MigrationManager/registerResumable(_:dependsOn:transformingRowsOf:key:columns:where:batchSize:deferred:options:_:)``;
     /// call it from ``/StoreMigrations/MigrationManager/registerResumable(_:dependsOn:batchSize:deferred:options:_:)``
     /// to do more in the batch's transaction.
     ///

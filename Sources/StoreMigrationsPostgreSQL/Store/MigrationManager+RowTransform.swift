@@ -37,13 +37,16 @@ extension MigrationManager where Store == PostgreSQLStore {
     ///     the rows it selects, for progress.
     ///   - batchSize: How many rows a batch rewrites; by default as many as take about 250 ms.
     ///   - deferred: Whether `run()` may return before the migration is done.
+    ///   - options: The migration's name, and a fingerprint that changes with `transform` (a
+    ///     closure the library cannot read), if edits after it ran should be reported.
     ///   - transform: The new values of some of `columns`, by name; `nil` leaves the row as it is.
     public func registerResumable(
         _ version: Version, dependsOn dependencies: [MigrationReference] = [], transformingRowsOf table: String,
         key: String? = nil, columns: [String], where condition: String? = nil, batchSize: BatchSize = .automatic,
-        deferred: Bool = false, _ transform: @escaping @Sendable (PostgreSQLRow) throws -> [String: PostgreSQLValue]?
+        deferred: Bool = false, options: MigrationOptions = MigrationOptions(),
+        _ transform: @escaping @Sendable (PostgreSQLRow) throws -> [String: PostgreSQLValue]?
     ) {
-        registerResumable(version, dependsOn: dependencies, batchSize: batchSize, deferred: deferred) { db, batch in
+        registerResumable(version, dependsOn: dependencies, batchSize: batchSize, deferred: deferred, options: options) { db, batch in
             try db.transformRows(in: table, key: key, columns: columns, where: condition, batch: batch, transform)
         }
     }

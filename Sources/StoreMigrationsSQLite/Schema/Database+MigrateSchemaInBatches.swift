@@ -4,7 +4,7 @@ extension Database {
     /// One batch of a schema migration whose mapped rows are copied batch by batch, so that a
     /// kill resumes after the last committed batch: the resumable form of
     /// ``migrateSchema(to:dataLoss:mappings:)``. Register it with
-    /// ``StoreMigrations/MigrationManager/registerResumable(_:dependsOn:migratingSchemaTo:dataLoss:mappings:batchSize:deferred:)``
+    /// ``StoreMigrations/MigrationManager/registerResumable(_:dependsOn:migratingSchemaTo:dataLoss:mappings:batchSize:deferred:options:)``
     /// rather than calling it yourself.
     ///
     /// The first batch checks the declaration and the data-loss policy, sets the mapped tables

@@ -66,7 +66,7 @@ extension Database {
     /// `batch.cursor` (the key of the last row the previous batch visited), as
     /// ``transformRows(in:columns:where:batchSize:_:)`` does, and says where the next batch
     /// starts. The body of
-    /// ``StoreMigrations/MigrationManager/registerResumable(_:dependsOn:transformingRowsOf:columns:where:batchSize:deferred:_:)``.
+    /// ``StoreMigrations/MigrationManager/registerResumable(_:dependsOn:transformingRowsOf:columns:where:batchSize:deferred:options:_:)``.
     ///
     /// ```swift
     /// library.registerResumable("2.1", deferred: true) { db, batch in

@@ -15,15 +15,24 @@ extension MigrationManager where Store == SQLiteStore {
         _ version: Version, dependsOn dependencies: [MigrationReference] = [], options: MigrationOptions = MigrationOptions(),
         schema: DeclaredSchema, dataLoss: DataLossPolicy = .refuse, mappings: [EntityMapping] = []
     ) {
-        var options = options
+        register(version, dependsOn: dependencies, options: options.fingerprinting(schema, mappings: mappings)) { db in
+            try db.migrateSchema(to: schema, dataLoss: dataLoss, mappings: mappings)
+        }
+    }
+}
+
+extension MigrationOptions {
+    /// These options with the fingerprint of a migration to `schema` through `mappings`: the
+    /// schema's `CREATE` statements, each mapping's source table and columns, then the author's
+    /// fingerprint if given, since the mappings' closures are not visible.
+    func fingerprinting(_ schema: DeclaredSchema, mappings: [EntityMapping]) -> MigrationOptions {
+        var options = self
         var text = schema.description
         for mapping in mappings {
             text += "\n-- mapping \(mapping.source)(\(mapping.columns?.joined(separator: ", ") ?? "*"))"
         }
-        if let given = options.fingerprint { text += "\n-- " + given }
+        if let given = fingerprint { text += "\n-- " + given }
         options.fingerprint = text
-        register(version, dependsOn: dependencies, options: options) { db in
-            try db.migrateSchema(to: schema, dataLoss: dataLoss, mappings: mappings)
-        }
+        return options
     }
 }

@@ -18,13 +18,15 @@ extension MigrationManager where Store == SQLiteStore {
     ///
     /// The declaration, the mappings' sources and the data-loss policy are checked by the first
     /// batch, before any change. Keep a started migration's mappings as they are: the batches of
-    /// a later launch are given them again, in the same order.
+    /// a later launch are given them again, in the same order. The fingerprint is made as
+    /// ``register(_:dependsOn:options:schema:dataLoss:mappings:)`` makes it.
     public func registerResumable(
         _ version: Version, dependsOn dependencies: [MigrationReference] = [], migratingSchemaTo schema: DeclaredSchema,
         dataLoss: DataLossPolicy = .refuse, mappings: [EntityMapping], batchSize: BatchSize = .automatic,
-        deferred: Bool = false
+        deferred: Bool = false, options: MigrationOptions = MigrationOptions()
     ) {
-        registerResumable(version, dependsOn: dependencies, batchSize: batchSize, deferred: deferred) { db, batch in
+        let options = options.fingerprinting(schema, mappings: mappings)
+        registerResumable(version, dependsOn: dependencies, batchSize: batchSize, deferred: deferred, options: options) { db, batch in
             try db.migrateSchema(to: schema, dataLoss: dataLoss, mappings: mappings, batch: batch)
         }
     }

@@ -19,13 +19,16 @@ extension MigrationManager where Store == SQLiteStore {
     /// }
     /// ```
     ///
-    /// The rows the condition selects are counted once, by the first batch, for progress.
+    /// The rows the condition selects are counted once, by the first batch, for progress. The
+    /// transform is a closure the library cannot read: give `options` a fingerprint that changes
+    /// with it, if edits after it ran should be reported.
     public func registerResumable(
         _ version: Version, dependsOn dependencies: [MigrationReference] = [], transformingRowsOf table: String,
         columns: [String], where condition: String? = nil, batchSize: BatchSize = .automatic, deferred: Bool = false,
+        options: MigrationOptions = MigrationOptions(),
         _ transform: @escaping @Sendable (Row) throws -> KeyValuePairs<String, DatabaseValue>?
     ) {
-        registerResumable(version, dependsOn: dependencies, batchSize: batchSize, deferred: deferred) { db, batch in
+        registerResumable(version, dependsOn: dependencies, batchSize: batchSize, deferred: deferred, options: options) { db, batch in
             try db.transformRows(in: table, columns: columns, where: condition, batch: batch, transform)
         }
     }
