@@ -168,6 +168,13 @@ import TestSupport
         #expect(try history().last == ["1.2", "compact", MigrationFingerprint(of: text).rawValue])
     }
 
+    @Test func theDirectiveIsReadBelowOtherCommentsInAnyCaseAfterAByteOrderMarkAndWindowsLineEndings() throws {
+        try write("V1.2__compact.sql", "\u{FEFF}-- Compacts.\r\n\r\n  --Store-Migrations:no-transaction  \r\nVACUUM;\r\n")
+        try write("V1.3__note.sql", "-- Not a directive: store-migrations: no-transaction\nSELECT 1;\n")
+        let library = try MigrationCoordinator(appVersion: "2").manager("library", store: store)
+        #expect(try library.registerSQLFiles(in: migrations).map(\.transaction) == [.transactional, .transactional, .none, .transactional])
+    }
+
     @Test func anUnknownOrMisplacedDirectiveIsATypedErrorNamingTheFileAndItsFixAndNothingIsRegistered() throws {
         for (text, problem, fix) in [
             ("-- store-migrations: no-transacton\nVACUUM;\n",
