@@ -15,15 +15,35 @@ import StoreMigrationsTesting
 /// let tester = UpgradeTester(kinds: [.sqlite]) { location in … }
 /// ```
 ///
-/// The schema is compared as `Database.schema()` reads it (columns by name, whatever their
-/// order, with type, `NOT NULL` and default; primary key and unique constraints; foreign keys;
+/// The schema is compared as `Database.schema()` reads it (columns by name with type, `NOT NULL`
+/// and default; each table's order of columns; primary key and unique constraints; foreign keys;
 /// indexes), and views and triggers by their SQL, spaces normalized. The store's record tables
 /// are compared as records, not as schema.
+///
+/// The order of columns matters to `SELECT *`, to `INSERT INTO note VALUES (…)` without a list
+/// of columns and to rows read by position: a table that an upgrade rebuilt with its columns in
+/// another order than a fresh install's differs, and the diff names it:
+///
+/// ```text
+/// @@ library, upgraded from 1.2: table note, order of columns @@
+/// - id, title, body, pinned
+/// + id, pinned, title, body
+/// ```
+///
+/// `ALTER TABLE … ADD COLUMN` puts a column last, so migrations that run in another order on an
+/// upgrade than on a fresh install (a late migration, a branch on existing rows) can leave
+/// columns in another order. An app that names its columns everywhere may leave the order out:
+/// `UpgradeTester(kinds: [.sqlite(comparesColumnOrder: false)]) { … }`.
 public struct SQLiteFixtureKind: StoreFixtureKind {
     public let name = "sqlite"
 
-    /// The kind.
-    public init() {}
+    /// Whether each table's order of columns is compared, not only its columns by name.
+    public let comparesColumnOrder: Bool
+
+    /// The kind; `comparesColumnOrder: false` compares columns by name only, whatever their order.
+    public init(comparesColumnOrder: Bool = true) {
+        self.comparesColumnOrder = comparesColumnOrder
+    }
 
     public func accepts(_ store: any MigrationStore) -> Bool { store is SQLiteStore }
 
@@ -59,6 +79,10 @@ public struct SQLiteFixtureKind: StoreFixtureKind {
                 var constraints = ["primary key (" + table.primaryKey.joined(separator: ", ") + ")"]
                 constraints += table.uniqueConstraints.map { "unique (" + $0.joined(separator: ", ") + ")" }
                 entries.append(SnapshotEntry(.schema, "table \(table.name)", constraints.joined(separator: "; ")))
+                if comparesColumnOrder {
+                    let order = table.columns.map(\.name).joined(separator: ", ")
+                    entries.append(SnapshotEntry(.schema, "table \(table.name), order of columns", order))
+                }
                 for column in table.columns.sorted(by: { $0.name < $1.name }) {
                     entries.append(SnapshotEntry(.schema, "table \(table.name), column \(column.name)", column.description))
                 }
@@ -88,6 +112,16 @@ public struct SQLiteFixtureKind: StoreFixtureKind {
 }
 
 extension StoreFixtureKind where Self == SQLiteFixtureKind {
-    /// SQLite databases (`SQLiteStore`).
+    /// SQLite databases (`SQLiteStore`), each table's order of columns compared.
     public static var sqlite: SQLiteFixtureKind { SQLiteFixtureKind() }
+
+    /// SQLite databases (`SQLiteStore`); `comparesColumnOrder: false` compares columns by name
+    /// only, whatever their order.
+    ///
+    /// ```swift
+    /// let tester = UpgradeTester(kinds: [.sqlite(comparesColumnOrder: false)]) { location in … }
+    /// ```
+    public static func sqlite(comparesColumnOrder: Bool) -> SQLiteFixtureKind {
+        SQLiteFixtureKind(comparesColumnOrder: comparesColumnOrder)
+    }
 }

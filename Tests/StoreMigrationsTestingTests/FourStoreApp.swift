@@ -14,6 +14,9 @@ enum FourStoreApp {
         case dropsDefault
         /// 2.0 finds notes already there and "only" backfills, forgetting to add `pinned`.
         case forgetsColumn
+        /// 2.0 rebuilds a library with notes to add `pinned`, right after `id` where a fresh
+        /// install has it last.
+        case reordersColumns
         /// 1.1 removes the user's `sortOrder` and forgets to write it as `notes.sortOrder`.
         case losesPreferenceKey
     }
@@ -59,6 +62,16 @@ enum FourStoreApp {
                     CREATE TABLE note_new(
                         id INTEGER PRIMARY KEY, title TEXT NOT NULL, body TEXT, created_at TEXT,
                         pinned INTEGER NOT NULL DEFAULT 0);
+                    INSERT INTO note_new(id, title, body, created_at) SELECT id, title, body, created_at FROM note;
+                    DROP TABLE note;
+                    ALTER TABLE note_new RENAME TO note;
+                    CREATE INDEX note_title ON note(title);
+                    """)
+            case .reordersColumns where notes > 0:
+                try db.execute("""
+                    CREATE TABLE note_new(
+                        id INTEGER PRIMARY KEY, pinned INTEGER NOT NULL DEFAULT 0, title TEXT NOT NULL,
+                        body TEXT DEFAULT '', created_at TEXT);
                     INSERT INTO note_new(id, title, body, created_at) SELECT id, title, body, created_at FROM note;
                     DROP TABLE note;
                     ALTER TABLE note_new RENAME TO note;

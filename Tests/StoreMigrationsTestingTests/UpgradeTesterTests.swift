@@ -74,10 +74,52 @@ import TestSupport
         let failure = try #require(throws: UpgradeCheckFailure.self) { try tester.check(fixture) }
         #expect(failure.differences == [
             UpgradeDifference(
+                store: "library", upgradedFrom: "1.1", kind: .schema, location: "table note, order of columns",
+                fresh: "id, title, body, created_at, pinned", upgraded: "id, title, body, created_at"),
+            UpgradeDifference(
                 store: "library", upgradedFrom: "1.1", kind: .schema, location: "table note, column pinned",
                 fresh: "\"pinned\" INTEGER NOT NULL DEFAULT 0", upgraded: nil),
         ])
         #expect(failure.description.contains("- \"pinned\" INTEGER NOT NULL DEFAULT 0\n+ (absent after the upgrade)"))
+    }
+
+    @Test func columnsInAnotherOrderThanAFreshInstallsAreCaughtWithADiffNamingTheTable() throws {
+        let tester = tester(.reordersColumns)
+        let fixture = try FourStoreApp.seed(tester, at: "1.2", into: folder.file("notes-1.2"))
+        let failure = try #require(throws: UpgradeCheckFailure.self) { try tester.check(fixture) }
+        #expect(failure.differences == [
+            UpgradeDifference(
+                store: "library", upgradedFrom: "1.2", kind: .schema, location: "table note, order of columns",
+                fresh: "id, title, body, created_at, pinned", upgraded: "id, pinned, title, body, created_at"),
+        ])
+        #expect(failure.description == """
+            upgrading library from 1.2 to 2.0 does not end where a fresh install of 2.0 does (1 difference); \
+            fix the migrations of library after 1.2 so that an upgraded store matches a fresh install
+            --- fresh install of 2.0
+            +++ upgraded from 1.2
+            @@ library, upgraded from 1.2: table note, order of columns @@
+            - id, title, body, created_at, pinned
+            + id, pinned, title, body, created_at
+            """)
+    }
+
+    @Test func anAppThatNamesItsColumnsEverywhereMayLeaveTheirOrderOut() throws {
+        var tester = UpgradeTester(kinds: [.sqlite(comparesColumnOrder: false)]) { location in
+            try FourStoreApp.coordinator(at: location, bug: .reordersColumns)
+        }
+        tester.temporaryDirectory = folder.url
+        let fixture = try FourStoreApp.seed(tester, at: "1.2", into: folder.file("notes-1.2"))
+        let report = try tester.check(fixture)
+        #expect(report.stores == ["preferences", "settings", "library", "thumbnails"])
+        // The columns are still compared by name: a forgotten one is caught without the order.
+        var forgetting = UpgradeTester(kinds: [.sqlite(comparesColumnOrder: false)]) { location in
+            try FourStoreApp.coordinator(at: location, bug: .forgetsColumn)
+        }
+        forgetting.temporaryDirectory = folder.url
+        let failure = try #require(throws: UpgradeCheckFailure.self) {
+            try forgetting.check(FourStoreApp.seed(forgetting, at: "1.2", into: folder.file("forgetting-1.2")))
+        }
+        #expect(failure.differences.map(\.location) == ["table note, column pinned"])
     }
 
     @Test func aLostPreferenceKeyIsCaughtByTheKeysAndByAnInvariant() throws {

@@ -5,12 +5,14 @@ extension MigrationManager {
     /// content, fingerprinted by the text unless `options` gives a fingerprint: the one
     /// implementation behind the SQL stores' `register(_:dependsOn:options:sql:)`.
     package func register(
-        _ version: Version, dependsOn dependencies: [MigrationReference], options: MigrationOptions, sql: String,
-        execute: @escaping @Sendable (Store.Content, String) throws -> Void
+        _ version: Version, dependsOn dependencies: [MigrationReference], transaction: TransactionMode = .transactional,
+        options: MigrationOptions, sql: String, execute: @escaping @Sendable (Store.Content, String) throws -> Void
     ) where Store.Content: AnyObject {
         var options = options
         if options.fingerprint == nil { options.fingerprint = sql }
-        register(version, dependsOn: dependencies, options: options) { content in try execute(content, sql) }
+        register(version, dependsOn: dependencies, transaction: transaction, options: options) { content in
+            try execute(content, sql)
+        }
     }
 
     /// Registers every migration file of `folder` with `execute`: the one implementation behind
@@ -22,7 +24,8 @@ extension MigrationManager {
         for file in files {
             var options = MigrationOptions()
             options.name = file.name
-            register(file.version, dependsOn: [], options: options, sql: file.sql, execute: execute)
+            register(
+                file.version, dependsOn: [], transaction: file.transaction, options: options, sql: file.sql, execute: execute)
         }
         return files
     }

@@ -18,6 +18,22 @@ import Foundation
 /// Other files (a `README.md`, hidden files) and folders are left alone. The migration's
 /// fingerprint is the file's text, so editing an applied file is reported by the plan
 /// (``MigrationFingerprint``).
+///
+/// A file runs in the store's transaction, with its record. One whose statements a transaction
+/// refuses (SQLite's `VACUUM`, PostgreSQL's `CREATE INDEX CONCURRENTLY`) says so in a directive,
+/// a comment line above its first statement, and runs as ``TransactionMode/none`` (at least once,
+/// so write it to be repeatable):
+///
+/// ```sql
+/// -- store-migrations: no-transaction
+/// CREATE INDEX CONCURRENTLY IF NOT EXISTS orders_by_customer ON orders(customer_id);
+/// ```
+///
+/// The directive is part of the text, so adding it to an applied file is an edit the plan
+/// reports. Other comment and blank lines may come before it; a directive the library does not
+/// know (`no-transacton`), one below the first statement, or sqlx's spelling `-- no-transaction`
+/// is a ``SQLMigrationFileError``. PostgreSQL runs a text of several statements as one implicit
+/// transaction, which `CREATE INDEX CONCURRENTLY` refuses: give each such statement a file.
 public struct SQLMigrationFile: Sendable, Hashable {
     /// Where the file is.
     public let url: URL
@@ -27,11 +43,15 @@ public struct SQLMigrationFile: Sendable, Hashable {
     public let name: String?
     /// The file's text.
     public let sql: String
+    /// How the migration runs: ``TransactionMode/none`` when a directive says
+    /// `-- store-migrations: no-transaction`.
+    public let transaction: TransactionMode
 
     /// The files of `folder` that are migrations, ascending by version.
     ///
     /// - Throws: ``SQLMigrationFileError`` for a folder that cannot be read, a `.sql` file whose
-    ///   name is not a migration's or whose text is not UTF-8, or two files of one version.
+    ///   name is not a migration's, whose text is not UTF-8 or has a directive the library does
+    ///   not read, or two files of one version.
     package static func files(in folder: URL, manager: String, store: String) throws -> [SQLMigrationFile] {
         func failure(_ url: URL, _ problem: String, _ fix: String) -> SQLMigrationFileError {
             SQLMigrationFileError(file: url.path, manager: manager, store: store, problem: problem, fix: fix)
@@ -55,7 +75,8 @@ public struct SQLMigrationFile: Sendable, Hashable {
             guard let sql = String(data: data, encoding: .utf8) else {
                 throw failure(url, "is not UTF-8 text", "Save it as UTF-8")
             }
-            files.append(SQLMigrationFile(url: url, version: version, name: name, sql: sql))
+            let transaction = try transactionMode(of: sql, at: url, failure: failure)
+            files.append(SQLMigrationFile(url: url, version: version, name: name, sql: sql, transaction: transaction))
         }
         files.sort { $0.version < $1.version }
         for (earlier, later) in zip(files, files.dropFirst()) where earlier.version == later.version {
@@ -64,6 +85,48 @@ public struct SQLMigrationFile: Sendable, Hashable {
                 "Give one of them another version, or merge them")
         }
         return files
+    }
+
+    /// What a directive starts with, after `--`.
+    static let directivePrefix = "store-migrations:"
+
+    /// The mode the directives of `sql` ask for: comment lines `-- store-migrations: …` above the
+    /// first statement. A directive elsewhere would be silently ignored, hence an error, as is
+    /// sqlx's `-- no-transaction`, which someone used to sqlx expects to work.
+    private static func transactionMode(
+        of sql: String, at url: URL, failure: (URL, String, String) -> SQLMigrationFileError
+    ) throws -> TransactionMode {
+        let spelled = "-- \(directivePrefix) no-transaction"
+        var mode = TransactionMode.transactional
+        var isAboveStatements = true
+        for (index, line) in sql.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline).enumerated() {
+            let text = line.trimmingCharacters(in: CharacterSet.whitespacesAndNewlines.union(["\u{FEFF}"]))
+            if text.isEmpty { continue }
+            guard text.hasPrefix("--") else {
+                isAboveStatements = false
+                continue
+            }
+            let comment = text.dropFirst(2).trimmingCharacters(in: .whitespaces)
+            let lineNumber = index + 1
+            guard comment.lowercased().hasPrefix(directivePrefix) else {
+                if isAboveStatements && comment.lowercased() == "no-transaction" {
+                    throw failure(url, "has sqlx's directive \"\(text)\" in line \(lineNumber), which this library does not read",
+                                  "Write \(spelled) instead")
+                }
+                continue
+            }
+            guard isAboveStatements else {
+                throw failure(url, "has the directive \"\(text)\" in line \(lineNumber), below its first statement",
+                              "Move it above the first statement")
+            }
+            let directive = comment.dropFirst(directivePrefix.count).trimmingCharacters(in: .whitespaces)
+            guard directive == "no-transaction" else {
+                throw failure(url, "has the unknown directive \"\(directive)\" in line \(lineNumber)",
+                              "Write \(spelled), the only directive there is")
+            }
+            mode = .none
+        }
+        return mode
     }
 
     private static func parse(

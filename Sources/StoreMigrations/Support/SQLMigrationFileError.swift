@@ -1,7 +1,8 @@
 import Foundation
 
 /// A folder of SQL migrations (``SQLMigrationFile``) that cannot be registered: a file misnamed,
-/// unreadable or sharing its version with another. Nothing of the folder is registered.
+/// unreadable, sharing its version with another, or with a directive the library does not read.
+/// Nothing of the folder is registered.
 public struct SQLMigrationFileError: Error, Sendable, Hashable, CustomStringConvertible, LocalizedError {
     /// The file (or folder) concerned.
     public let file: String

@@ -17,8 +17,9 @@ extension MigrationManager where Store == SQLiteStore {
     }
 
     /// Registers every migration file of `folder`: `V<version>__<name>.sql`, each a migration
-    /// with the file's version and name, and its text as SQL and fingerprint
-    /// (``/StoreMigrations/SQLMigrationFile`` describes the naming).
+    /// with the file's version and name, and its text as SQL and fingerprint; a file whose
+    /// directive says `-- store-migrations: no-transaction` runs outside the store's transaction
+    /// (``/StoreMigrations/SQLMigrationFile`` describes the naming and the directive).
     ///
     /// ```swift
     /// // migrations/V1.0__create_notes.sql, migrations/V1.1__add_guid.sql

@@ -72,6 +72,45 @@ import TestSupport
         #expect(try history(database).map { $0[1] } == ["create orders", "add currency", "create refunds"])
     }
 
+    @Test func aFileWithTheNoTransactionDirectiveCreatesAnIndexConcurrently() throws {
+        let database = try PostgreSQLTestDatabase()
+        let text = """
+            -- Built without locking orders against writes.
+            -- store-migrations: no-transaction
+            CREATE INDEX CONCURRENTLY IF NOT EXISTS orders_currency ON orders(currency);
+
+            """
+        try write("V1.2__index_currency.sql", text)
+        let report = try launch(database, "1.2").0.run()
+        #expect(report.steps.map(\.step.title) == ["service@1.0 (create orders)", "service@1.1 (add currency)", "service@1.2 (index currency)"])
+        #expect(report.steps.map(\.outcome) == [.applied, .applied, .applied])
+        #expect(try database.connect().scalar(
+            "SELECT indisvalid FROM pg_index WHERE indexrelid = 'orders_currency'::regclass", as: Bool.self) == true)
+        #expect(try database.record(of: "service").history == ["1.0", "1.1", "1.2"])
+        #expect(try history(database).last == ["1.2", "index currency", MigrationFingerprint(of: text).rawValue])
+        #expect(try database.advisoryLocks() == 0)
+    }
+
+    @Test func withoutTheDirectiveTheServerRefusesCreateIndexConcurrently() throws {
+        let database = try PostgreSQLTestDatabase()
+        try write("V1.2__index_currency.sql", "CREATE INDEX CONCURRENTLY orders_currency ON orders(currency);\n")
+        let error = try #require(throws: MigrationRunError.self) { try launch(database, "1.2").0.run() }
+        #expect((error.underlyingError as? PostgreSQLError)?.sqlState == "25001")
+        #expect(try database.record(of: "service").level == "1.1")
+    }
+
+    @Test func aNoTransactionFileOfSeveralStatementsRunsAsOneImplicitTransactionAsTheDocsSay() throws {
+        let database = try PostgreSQLTestDatabase()
+        try write("V1.2__index_orders.sql", """
+            -- store-migrations: no-transaction
+            CREATE INDEX CONCURRENTLY orders_id ON orders(id);
+            CREATE INDEX CONCURRENTLY orders_currency ON orders(currency);
+            """)
+        let error = try #require(throws: MigrationRunError.self) { try launch(database, "1.2").0.run() }
+        #expect((error.underlyingError as? PostgreSQLError)?.sqlState == "25001")
+        #expect(try database.record(of: "service").level == "1.1")
+    }
+
     @Test func tablesOfThePreviousReleaseReadWithoutAChangeAndGainTheColumns() throws {
         let database = try PostgreSQLTestDatabase()
         // As the release before names and fingerprints left them.

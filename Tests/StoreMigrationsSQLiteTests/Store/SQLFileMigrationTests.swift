@@ -139,6 +139,65 @@ import TestSupport
         }
     }
 
+    @Test func aFileWithTheNoTransactionDirectiveRunsVacuumAndWithoutItTheStoreRefuses() throws {
+        _ = try launch("1.1").0.run()
+        try store.write { db in
+            try db.execute("""
+                CREATE TABLE scratch(data BLOB);
+                INSERT INTO scratch SELECT zeroblob(4096) FROM (
+                    WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 200) SELECT i FROM n);
+                DELETE FROM scratch;
+                """)
+        }
+        #expect(try store.read { db in try db.scalar("PRAGMA freelist_count", as: Int.self) ?? 0 } > 0)
+
+        try write("V1.2__compact.sql", "VACUUM;\n")
+        let (refused, _) = try launch("1.2")
+        let error = try #require(throws: MigrationRunError.self) { try refused.run() }
+        #expect((error.underlyingError as? SQLiteError)?.message == "cannot VACUUM from within a transaction")
+        #expect(try store.readRecords()["library"]?.appliedVersions == ["1.0", "1.1"])
+
+        let text = "-- Gives the deleted notes' pages back.\n-- store-migrations: no-transaction\n\nVACUUM;\n"
+        try write("V1.2__compact.sql", text)
+        let coordinator = MigrationCoordinator(appVersion: "1.2")
+        let library = try coordinator.manager("library", store: store)
+        #expect(try library.registerSQLFiles(in: migrations).map(\.transaction) == [.transactional, .transactional, .none])
+        let report = try coordinator.run()
+        #expect(report.steps.map(\.outcome) == [.applied])
+        #expect(try store.read { db in try db.scalar("PRAGMA freelist_count", as: Int.self) } == 0, "VACUUM ran")
+        #expect(try history().last == ["1.2", "compact", MigrationFingerprint(of: text).rawValue])
+    }
+
+    @Test func theDirectiveIsReadBelowOtherCommentsInAnyCaseAfterAByteOrderMarkAndWindowsLineEndings() throws {
+        try write("V1.2__compact.sql", "\u{FEFF}-- Compacts.\r\n\r\n  --Store-Migrations:no-transaction  \r\nVACUUM;\r\n")
+        try write("V1.3__note.sql", "-- Not a directive: store-migrations: no-transaction\nSELECT 1;\n")
+        let library = try MigrationCoordinator(appVersion: "2").manager("library", store: store)
+        #expect(try library.registerSQLFiles(in: migrations).map(\.transaction) == [.transactional, .transactional, .none, .transactional])
+    }
+
+    @Test func anUnknownOrMisplacedDirectiveIsATypedErrorNamingTheFileAndItsFixAndNothingIsRegistered() throws {
+        for (text, problem, fix) in [
+            ("-- store-migrations: no-transacton\nVACUUM;\n",
+             "has the unknown directive \"no-transacton\" in line 1",
+             "Write -- store-migrations: no-transaction, the only directive there is"),
+            ("VACUUM;\n-- store-migrations: no-transaction\n",
+             "has the directive \"-- store-migrations: no-transaction\" in line 2, below its first statement",
+             "Move it above the first statement"),
+            ("-- no-transaction\nVACUUM;\n",
+             "has sqlx's directive \"-- no-transaction\" in line 1, which this library does not read",
+             "Write -- store-migrations: no-transaction instead"),
+        ] {
+            try write("V1.2__compact.sql", text)
+            let coordinator = MigrationCoordinator(appVersion: "2")
+            let library = try coordinator.manager("library", store: store)
+            let error = try #require(throws: SQLMigrationFileError.self) { try library.registerSQLFiles(in: migrations) }
+            let path = migrations.appendingPathComponent("V1.2__compact.sql").path
+            #expect(error.description == "Migration file \(path) of manager \"library\" on \(store.description) \(problem). "
+                + "Nothing of its folder was registered. \(fix).")
+            #expect(try coordinator.plan().steps.isEmpty)
+        }
+    }
+
     @Test func aSQLMigrationRegisteredInCodeIsFingerprintedByItsText() throws {
         let coordinator = MigrationCoordinator(appVersion: "1")
         let library = try coordinator.manager("library", store: store)
