@@ -30,29 +30,29 @@ final class LiveProgress: @unchecked Sendable {
                 states[step.manager] = "\(step.id.description.dropFirst(step.manager.count + 1)) \(Int(fraction * 100))%"
             case .finished(let step, let duration):
                 states[step.manager] = "\(step.version.map { "at \($0)" } ?? "done") ✓"
-                if !isTerminal { Console.line("  \(step.id) applied in \(String(format: "%.1f ms", duration * 1000))") }
+                if !isTerminal { Console.line("  \(step.title) applied in \(String(format: "%.1f ms", duration * 1000))") }
             case .failed(let step, let error):
                 states[step.manager] = "\(step.id) FAILED"
-                if !isTerminal { Console.line("  \(step.id) FAILED: \(error)") }
+                if !isTerminal { Console.line("  \(step.title) FAILED: \(error)") }
             case .skipped(let step, _):
                 states[step.manager] = "\(step.id) skipped"
-                if !isTerminal { Console.line("  \(step.id) skipped") }
+                if !isTerminal { Console.line("  \(step.title) skipped") }
             case .waiting(let step, let wait):
                 states[step.manager] = "\(step.id.description.dropFirst(step.manager.count + 1)) waiting"
-                if !isTerminal { Console.line("  \(step.id) \(wait)") }
+                if !isTerminal { Console.line("  \(step.title) \(wait)") }
             case .alreadyApplied(let step, _):
                 states[step.manager] = "\(step.version.map { "at \($0)" } ?? "done") ✓"
-                if !isTerminal { Console.line("  \(step.id) already applied by another process") }
+                if !isTerminal { Console.line("  \(step.title) already applied by another process") }
             case .batchCommitted(let step, let progress):
                 let percent = progress.fractionDone.map { " \(Int($0 * 100))%" } ?? ""
                 states[step.manager] = "\(step.id.description.dropFirst(step.manager.count + 1))\(percent)"
                 if !isTerminal {
-                    Console.line("  \(step.id) batch committed: \(progress.done) of \(progress.total.map(String.init) ?? "?") rows, "
+                    Console.line("  \(step.title) batch committed: \(progress.done) of \(progress.total.map(String.init) ?? "?") rows, "
                         + "next after \(progress.cursor)")
                 }
             case .postponed(let step, let progress):
                 states[step.manager] = "\(step.id.description.dropFirst(step.manager.count + 1)) later"
-                if !isTerminal { Console.line("  \(step.id) \(progress.map { "stopped at \($0)" } ?? "deferred")") }
+                if !isTerminal { Console.line("  \(step.title) \(progress.map { "stopped at \($0)" } ?? "deferred")") }
             }
             render(force: { if case .progress = event { return false } else { return true } }())
         }
