@@ -53,7 +53,12 @@ public struct PostgreSQLFixtureKind: StoreFixtureKind {
 
     public func restore(_ store: any MigrationStore, from folder: URL) throws {
         let store = try postgreSQL(store)
-        let dump = try JSONDecoder().decode(PostgreSQLDump.self, from: Data(contentsOf: folder.appendingPathComponent(Self.fileName)))
+        let dump: PostgreSQLDump
+        do {
+            dump = try JSONDecoder().decode(PostgreSQLDump.self, from: Data(contentsOf: folder.appendingPathComponent(Self.fileName)))
+        } catch {
+            throw UpgradeTestingError(store: store.description, reason: .copyFailed(detail: "reading \(Self.fileName): \(error)"))
+        }
         try store.withSession { db in
             // Before anything is written, so that a missing role leaves no schema half-made.
             for role in dump.roles where try db.scalar("SELECT count(*) FROM pg_roles WHERE rolname = $1", arguments: [.text(role)], as: Int.self) == 0 {
