@@ -108,8 +108,9 @@ enum PostgreSQLCatalog {
         }
     }
 
-    /// Privileges given on the schema, its tables, views, sequences and routines, to roles
-    /// other than the object's owner: objects whose ACL was never changed are left out.
+    /// Privileges given on the schema and on the tables, views, sequences and routines the dump
+    /// keeps, to roles other than the object's owner: objects whose ACL was never changed are
+    /// left out.
     static func privileges(in schema: String, on db: PostgreSQLConnection) throws -> [PostgreSQLPrivileges] {
         let rows = try db.rows(
             """
@@ -119,11 +120,12 @@ enum PostgreSQLCatalog {
                 UNION ALL
                 SELECT 1, CASE c.relkind WHEN 'S' THEN 'SEQUENCE ' ELSE 'TABLE ' END || quote_ident(c.relname), c.relowner, c.relacl
                 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-                WHERE n.nspname = $1 AND c.relkind IN ('r', 'p', 'v', 'm', 'f', 'S') AND c.relacl IS NOT NULL
+                WHERE n.nspname = $1 AND c.relkind IN ('r', 'p', 'v', 'S') AND c.relacl IS NOT NULL
                 UNION ALL
                 SELECT 2, 'ROUTINE ' || p.oid::regprocedure::text, p.proowner, p.proacl
                 FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
                 WHERE n.nspname = $1 AND p.prokind IN ('f', 'p') AND p.proacl IS NOT NULL
+                    AND NOT EXISTS (SELECT 1 FROM pg_depend d WHERE d.classid = 'pg_proc'::regclass AND d.objid = p.oid AND d.deptype IN ('i', 'e'))
             )
             SELECT o.rank, o.object, a.privilege_type, CASE WHEN a.grantee = 0 THEN NULL ELSE pg_get_userbyid(a.grantee) END, a.is_grantable
             FROM objects o LEFT JOIN LATERAL aclexplode(o.acl) a ON a.grantee <> o.owner

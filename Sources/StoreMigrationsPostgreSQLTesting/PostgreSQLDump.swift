@@ -46,9 +46,10 @@ struct PostgreSQLDump: Codable {
 
     var sequences: [Sequence]
     var tables: [Table]
-    /// Constraints, indexes, views and the functions that need tables, in the order they are
-    /// created, once the rows are in.
+    /// Created once the rows are in: keys and indexes, views and the functions that need
+    /// tables, checks, foreign keys (a dump written before the functions had views last).
     var objects: [String]
+
     // The keys below came later: a dump written before has none, and restores without them.
 
     /// The schema's name when dumped, for functions whose `SET search_path` names it.
@@ -60,6 +61,7 @@ struct PostgreSQLDump: Codable {
     var sequenceOwners: [String]
     /// Created last, so that restoring the rows fires none of them.
     var triggers: [String]
+    /// Given again after everything else exists.
     var privileges: [PostgreSQLPrivileges]
 
     init(
