@@ -57,8 +57,10 @@ struct PostgreSQLDump: Codable {
     /// Custom types, and the functions and procedures that tables' defaults and checks may
     /// call, in the order the server made them; created before the sequences.
     var definitions: [String]
-    /// `ALTER SEQUENCE … OWNED BY`, for the sequences of `serial` columns.
-    var sequenceOwners: [String]
+    /// `ALTER SEQUENCE … OWNED BY`, for the sequences of `serial` columns; `nil` in a dump
+    /// written before, whose restore gives each sequence named and used as a `serial`'s its
+    /// column, as the original almost surely had.
+    var sequenceOwners: [String]?
     /// Created last, so that restoring the rows fires none of them.
     var triggers: [String]
     /// Given again after everything else exists.
@@ -66,7 +68,7 @@ struct PostgreSQLDump: Codable {
 
     init(
         sequences: [Sequence], tables: [Table], objects: [String], schema: String?, definitions: [String],
-        sequenceOwners: [String], triggers: [String], privileges: [PostgreSQLPrivileges]
+        sequenceOwners: [String]?, triggers: [String], privileges: [PostgreSQLPrivileges]
     ) {
         self.sequences = sequences
         self.tables = tables
@@ -85,7 +87,7 @@ struct PostgreSQLDump: Codable {
         objects = try container.decode([String].self, forKey: .objects)
         schema = try container.decodeIfPresent(String.self, forKey: .schema)
         definitions = try container.decodeIfPresent([String].self, forKey: .definitions) ?? []
-        sequenceOwners = try container.decodeIfPresent([String].self, forKey: .sequenceOwners) ?? []
+        sequenceOwners = try container.decodeIfPresent([String].self, forKey: .sequenceOwners)
         triggers = try container.decodeIfPresent([String].self, forKey: .triggers) ?? []
         privileges = try container.decodeIfPresent([PostgreSQLPrivileges].self, forKey: .privileges) ?? []
     }
@@ -210,8 +212,25 @@ struct PostgreSQLDump: Codable {
             }
         }
         for object in objects { try db.execute(retargeted(object, to: schema)) }
-        for statement in sequenceOwners + triggers { try db.execute(statement) }
+        for statement in (try sequenceOwners ?? serialSequenceOwners(on: db)) + triggers { try db.execute(statement) }
         for statement in privileges.flatMap({ $0.statements(schema: schema) }) { try db.execute(statement) }
+    }
+
+    /// `ALTER SEQUENCE … OWNED BY` for each sequence of the current schema that a column's
+    /// default takes its values from, and that is named as `serial` names them (`table_column_seq`).
+    private func serialSequenceOwners(on db: PostgreSQLConnection) throws -> [String] {
+        try db.rows(
+            """
+            SELECT format('ALTER SEQUENCE %I OWNED BY %I.%I', s.relname, t.relname, a.attname)
+            FROM pg_attrdef d JOIN pg_attribute a ON a.attrelid = d.adrelid AND a.attnum = d.adnum
+            JOIN pg_class t ON t.oid = d.adrelid
+            JOIN pg_depend u ON u.classid = 'pg_attrdef'::regclass AND u.objid = d.oid AND u.refclassid = 'pg_class'::regclass
+            JOIN pg_class s ON s.oid = u.refobjid AND s.relkind = 'S'
+            WHERE t.relnamespace = current_schema()::regnamespace AND s.relname = t.relname || '_' || a.attname || '_seq'
+                AND pg_get_expr(d.adbin, d.adrelid) = format('nextval(%L::regclass)', quote_ident(s.relname))
+            ORDER BY s.relname
+            """
+        ).map { try $0[0] as String }
     }
 
     /// `statement`, a function's definition, with its `SET search_path` naming `target` where it

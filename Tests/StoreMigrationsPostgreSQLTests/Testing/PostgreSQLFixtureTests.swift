@@ -107,10 +107,15 @@ import TestSupport
         let (location, _) = try tester.restore(fixture)
         defer { try? tester.discard(location) }
         let schema = PostgreSQLConnection.quoted(location.suiteName("orders"))
-        let lines = try database.connect().rows("SELECT id, order_id, sku FROM \(schema).line ORDER BY id").map {
+        let db = try database.connect()
+        let lines = try db.rows("SELECT id, order_id, sku FROM \(schema).line ORDER BY id").map {
             "\(try $0[0] as Int64) \(try $0[1] as Int64) \(try $0[2] as String)"
         }
         #expect(lines == ["1 1 A-1", "2 1 B-2", "3 2 A-1"])
+        // The serial's sequence given to its column, as the dump did not say.
+        #expect(try db.scalar("SELECT pg_get_serial_sequence($1, 'id')", arguments: [.text("\(schema).line")], as: String.self)
+            == "\(location.suiteName("orders")).line_id_seq")
+        try tester.check(fixture)
     }
 
     @Test func anUnreadableDumpIsRefusedWithATypedErrorAndNoSchema() throws {
