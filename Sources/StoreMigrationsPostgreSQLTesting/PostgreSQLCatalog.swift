@@ -42,6 +42,10 @@ enum PostgreSQLCatalog {
     }
 
     /// Enums, domains, standalone composite types and range types, in the order they were made.
+    ///
+    /// Catalog columns newer than PostgreSQL 13 (a range's multirange, a partition trigger's
+    /// parent) are read through `to_jsonb` of the row, so that an older server reads them as
+    /// absent rather than failing the query.
     static func types(in schema: String, on db: PostgreSQLConnection) throws -> [Definition] {
         try db.rows(
             """
@@ -55,10 +59,10 @@ enum PostgreSQLCatalog {
                 WHEN 'c' THEN format('CREATE TYPE %I AS (%s)', t.typname,
                     (SELECT string_agg(format('%I %s', a.attname, format_type(a.atttypid, a.atttypmod)), ', ' ORDER BY a.attnum)
                         FROM pg_attribute a WHERE a.attrelid = t.typrelid AND a.attnum > 0 AND NOT a.attisdropped))
-                ELSE (SELECT format('CREATE TYPE %I AS RANGE (SUBTYPE = %s, MULTIRANGE_TYPE_NAME = %I%s)', t.typname,
-                        format_type(r.rngsubtype, NULL), m.typname,
+                ELSE (SELECT format('CREATE TYPE %I AS RANGE (SUBTYPE = %s%s%s)', t.typname, format_type(r.rngsubtype, NULL),
+                        coalesce(', MULTIRANGE_TYPE_NAME = ' || quote_ident(m.typname), ''),
                         CASE WHEN r.rngsubdiff <> 0 THEN ', SUBTYPE_DIFF = ' || r.rngsubdiff::regproc::text ELSE '' END)
-                    FROM pg_range r JOIN pg_type m ON m.oid = r.rngmultitypid WHERE r.rngtypid = t.oid)
+                    FROM pg_range r LEFT JOIN pg_type m ON m.oid = (to_jsonb(r) ->> 'rngmultitypid')::oid WHERE r.rngtypid = t.oid)
                 END
             FROM pg_type t JOIN pg_namespace n ON n.oid = t.typnamespace
             WHERE n.nspname = $1
@@ -98,7 +102,7 @@ enum PostgreSQLCatalog {
             """
             SELECT t.oid::int8, t.tgname, c.relname, pg_get_triggerdef(t.oid)
             FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid JOIN pg_namespace n ON n.oid = c.relnamespace
-            WHERE n.nspname = $1 AND NOT t.tgisinternal AND t.tgparentid = 0
+            WHERE n.nspname = $1 AND NOT t.tgisinternal AND coalesce((to_jsonb(t) ->> 'tgparentid')::oid, 0) = 0
             ORDER BY c.relname, t.tgname
             """, arguments: [.text(schema)]
         ).map { row in
