@@ -19,7 +19,13 @@ import StoreMigrationsTesting
 ///
 /// The schema is compared as the catalog describes it: columns by name with type, `NOT NULL`,
 /// default and identity; constraints by `pg_get_constraintdef`; indexes by `pg_get_indexdef`;
-/// views by `pg_get_viewdef`; the store's record tables as records.
+/// views by `pg_get_viewdef`; custom types by their definition; functions and procedures by
+/// `pg_get_functiondef`; triggers by `pg_get_triggerdef`; sequences by their definition and
+/// the column that owns one; privileges by role; the store's record tables as records. What
+/// the dump covers, and what it leaves out, is listed in the product's documentation.
+///
+/// A fixture that gives privileges to a role restores only on a server that has the role:
+/// restoring it elsewhere throws ``/StoreMigrationsTesting/UpgradeTestingError`` naming the role.
 public struct PostgreSQLFixtureKind: StoreFixtureKind {
     public let name = "postgresql"
     static let fileName = "dump.json"
@@ -47,8 +53,17 @@ public struct PostgreSQLFixtureKind: StoreFixtureKind {
 
     public func restore(_ store: any MigrationStore, from folder: URL) throws {
         let store = try postgreSQL(store)
-        let dump = try JSONDecoder().decode(PostgreSQLDump.self, from: Data(contentsOf: folder.appendingPathComponent(Self.fileName)))
+        let dump: PostgreSQLDump
+        do {
+            dump = try JSONDecoder().decode(PostgreSQLDump.self, from: Data(contentsOf: folder.appendingPathComponent(Self.fileName)))
+        } catch {
+            throw UpgradeTestingError(store: store.description, reason: .copyFailed(detail: "reading \(Self.fileName): \(error)"))
+        }
         try store.withSession { db in
+            // Before anything is written, so that a missing role leaves no schema half-made.
+            for role in dump.roles where try db.scalar("SELECT count(*) FROM pg_roles WHERE rolname = $1", arguments: [.text(role)], as: Int.self) == 0 {
+                throw UpgradeTestingError(store: store.description, reason: .missingRole(role: role))
+            }
             try db.execute("BEGIN")
             do {
                 try dump.restore(schema: store.schema, on: db)
@@ -117,6 +132,23 @@ public struct PostgreSQLFixtureKind: StoreFixtureKind {
             {
                 let definition = (try row[1] as String).split(whereSeparator: \.isWhitespace).joined(separator: " ")
                 entries.append(SnapshotEntry(.schema, "view \(try row[0] as String)", definition))
+            }
+            for definition in try PostgreSQLCatalog.types(in: store.schema, on: db) {
+                entries.append(SnapshotEntry(.schema, definition.name, definition.create))
+            }
+            for definition in try PostgreSQLCatalog.functions(in: store.schema, on: db) {
+                let create = PostgreSQLCatalog.retargeted(definition.create, from: store.schema, to: "(the store's schema)")
+                entries.append(SnapshotEntry(.schema, definition.name, create))
+            }
+            for definition in try PostgreSQLCatalog.triggers(in: store.schema, on: db) {
+                entries.append(SnapshotEntry(.schema, definition.name, definition.create))
+            }
+            for (definition, owner) in try PostgreSQLCatalog.sequences(in: store.schema, on: db)
+            where !Self.recordTables.contains(where: { owner?.hasPrefix($0 + ".") ?? false }) {
+                entries.append(SnapshotEntry(.schema, "sequence \(definition.name)", definition.create + (owner.map { " OWNED BY \($0)" } ?? "")))
+            }
+            for privileges in try PostgreSQLCatalog.privileges(in: store.schema, on: db) {
+                entries.append(SnapshotEntry(.schema, "privileges on \(privileges.object ?? "the schema")", privileges.summary))
             }
             return entries
         }

@@ -16,6 +16,8 @@ public struct UpgradeTestingError: Error, Sendable, Hashable, CustomStringConver
         case noSuchStore(type: String)
         /// Copying the store into or out of a fixture failed.
         case copyFailed(detail: String)
+        /// The fixture gives privileges to a database role the server restoring it does not have.
+        case missingRole(role: String)
     }
 
     /// The manager (or managers, comma-separated) of the store concerned.
@@ -45,6 +47,9 @@ public struct UpgradeTestingError: Error, Sendable, Hashable, CustomStringConver
             return "the coordinator has no manager \(store) on a store of type \(type); ask for the name and store type the factory registers"
         case .copyFailed(let detail):
             return "copying the store of \(store) failed (\(detail)); check that its files exist and can be read and written"
+        case .missingRole(let role):
+            return "the fixture of \(store) grants privileges to the role \"\(role)\", which the server restoring it does not have; "
+                + "create the role on that server (CREATE ROLE) before restoring the fixture"
         }
     }
 

@@ -8,7 +8,8 @@ import TestSupport
 
 /// PostgreSQL fixtures on a throwaway server: a schema seeded at 1.1, dumped through libpq,
 /// restored into a schema of its own and upgraded, matches a fresh install; a default lost on
-/// the upgrade path only is named by the diff.
+/// the upgrade path only is named by the diff; a dump written before the dump kept types,
+/// functions, triggers and grants still restores.
 @Suite struct PostgreSQLFixtureTests {
     let database: PostgreSQLTestDatabase
     let folder: TemporaryFolder
@@ -92,6 +93,40 @@ import TestSupport
                 store: "orders", upgradedFrom: "1.1", kind: .schema, location: "table orders, column status",
                 fresh: "text NOT NULL DEFAULT 'open'::text", upgraded: "text NOT NULL"),
         ])
+    }
+
+    @Test func aDumpWrittenBeforeTypesFunctionsTriggersAndGrantsStillRestores() throws {
+        let tester = tester()
+        let fixture = try seed(tester)
+        let file = fixture.folder.appendingPathComponent("orders/dump.json")
+        var dump = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: file)) as? [String: Any])
+        #expect(Set(dump.keys) == ["sequences", "tables", "objects", "schema", "definitions", "sequenceOwners", "triggers", "privileges"])
+        for key in ["schema", "definitions", "sequenceOwners", "triggers", "privileges"] { dump[key] = nil }
+        try JSONSerialization.data(withJSONObject: dump).write(to: file)
+
+        let (location, _) = try tester.restore(fixture)
+        defer { try? tester.discard(location) }
+        let schema = PostgreSQLConnection.quoted(location.suiteName("orders"))
+        let db = try database.connect()
+        let lines = try db.rows("SELECT id, order_id, sku FROM \(schema).line ORDER BY id").map {
+            "\(try $0[0] as Int64) \(try $0[1] as Int64) \(try $0[2] as String)"
+        }
+        #expect(lines == ["1 1 A-1", "2 1 B-2", "3 2 A-1"])
+        // The serial's sequence given to its column, as the dump did not say.
+        #expect(try db.scalar("SELECT pg_get_serial_sequence($1, 'id')", arguments: [.text("\(schema).line")], as: String.self)
+            == "\(location.suiteName("orders")).line_id_seq")
+        try tester.check(fixture)
+    }
+
+    @Test func anUnreadableDumpIsRefusedWithATypedErrorAndNoSchema() throws {
+        let tester = tester()
+        let fixture = try seed(tester)
+        try Data("{\"tables\": []}".utf8).write(to: fixture.folder.appendingPathComponent("orders/dump.json"))
+        let error = try #require(throws: UpgradeTestingError.self) { try tester.restore(fixture) }
+        guard case .copyFailed(let detail) = error.reason else { Issue.record("\(error)"); return }
+        #expect(detail.hasPrefix("reading dump.json: "))
+        let schemas = try database.connect().rows("SELECT nspname FROM pg_namespace WHERE nspname LIKE 'orders_%'").map { try $0[0] as String }
+        #expect(schemas == [])
     }
 
     @Test func theTesterDropsTheSchemasItMade() throws {
