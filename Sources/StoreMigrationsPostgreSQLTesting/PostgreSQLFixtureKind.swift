@@ -103,6 +103,18 @@ public struct PostgreSQLFixtureKind: StoreFixtureKind {
                 }
                 entries.append(SnapshotEntry(.schema, "table \(table), column \(try row[1] as String)", definition))
             }
+            // As SQLite's kind: `SELECT *`, `INSERT … VALUES` without columns and `COPY` read
+            // columns by position, so a table rebuilt in another order than a fresh install's differs.
+            for row in try db.rows(
+                """
+                SELECT c.relname, string_agg(a.attname, ', ' ORDER BY a.attnum)
+                FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+                JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
+                WHERE n.nspname = $1 AND c.relkind IN ('r', 'p') GROUP BY c.relname ORDER BY c.relname
+                """, arguments: [schema])
+            where !Self.recordTables.contains(try row[0] as String) {
+                entries.append(SnapshotEntry(.schema, "table \(try row[0] as String), order of columns", try row[1]))
+            }
             for row in try db.rows(
                 """
                 SELECT c.relname, k.conname, pg_get_constraintdef(k.oid)

@@ -19,7 +19,7 @@ import TestSupport
         folder = try TemporaryFolder()
     }
 
-    func tester(dropsDefaultWithRows: Bool = false) -> UpgradeTester {
+    func tester(dropsDefaultWithRows: Bool = false, rebuildsWithRows: Bool = false) -> UpgradeTester {
         let connectionString = database.connectionString
         var tester = UpgradeTester(kinds: [.postgreSQL]) { location in
             let schema = location.suiteName("orders")
@@ -43,6 +43,15 @@ import TestSupport
                 try db.execute("ALTER TABLE \(table("orders")) ADD COLUMN status text NOT NULL DEFAULT 'open'")
                 let rows = try db.scalar("SELECT count(*) FROM \(table("orders"))", as: Int.self) ?? 0
                 if dropsDefaultWithRows && rows > 0 { try db.execute("ALTER TABLE \(table("orders")) ALTER COLUMN status DROP DEFAULT") }
+                if rebuildsWithRows && rows > 0 {
+                    // A copy that puts the new column first, as a hand-written rebuild might.
+                    try db.execute("""
+                        ALTER TABLE \(table("orders")) RENAME COLUMN total TO old_total;
+                        ALTER TABLE \(table("orders")) ADD COLUMN total numeric(10,2) NOT NULL DEFAULT 0;
+                        UPDATE \(table("orders")) SET total = old_total;
+                        ALTER TABLE \(table("orders")) DROP COLUMN old_total
+                        """)
+                }
                 try db.execute("CREATE VIEW \(table("open_orders")) AS SELECT id, customer FROM \(table("orders")) WHERE status = 'open'")
             }
             return coordinator
@@ -60,6 +69,16 @@ import TestSupport
                 try db.execute("INSERT INTO \(line)(order_id, sku) VALUES (1, 'A-1'), (1, 'B-2'), (2, 'A-1')")
             }
         }
+    }
+
+    @Test func columnsInAnotherOrderThanAFreshInstallsAreNamedByTheDiff() throws {
+        let tester = tester(rebuildsWithRows: true)
+        let failure = try #require(throws: UpgradeCheckFailure.self) { try tester.check(seed(tester)) }
+        #expect(failure.differences == [
+            UpgradeDifference(
+                store: "orders", upgradedFrom: "1.1", kind: .schema, location: "table orders, order of columns",
+                fresh: "id, customer, total, status", upgraded: "id, customer, status, total"),
+        ])
     }
 
     @Test func aFixtureRestoredIntoAThrowawaySchemaUpgradesLikeAFreshInstall() throws {
