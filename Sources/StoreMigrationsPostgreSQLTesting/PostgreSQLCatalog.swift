@@ -53,7 +53,7 @@ enum PostgreSQLCatalog {
                 WHEN 'e' THEN format('CREATE TYPE %I AS ENUM (%s)', t.typname,
                     (SELECT string_agg(quote_literal(e.enumlabel), ', ' ORDER BY e.enumsortorder) FROM pg_enum e WHERE e.enumtypid = t.oid))
                 WHEN 'd' THEN format('CREATE DOMAIN %I AS %s', t.typname, format_type(t.typbasetype, t.typtypmod))
-                    || coalesce(' DEFAULT ' || t.typdefault, '') || CASE WHEN t.typnotnull THEN ' NOT NULL' ELSE '' END
+                    || coalesce(' DEFAULT ' || pg_get_expr(t.typdefaultbin, 0), '') || CASE WHEN t.typnotnull THEN ' NOT NULL' ELSE '' END
                     || coalesce((SELECT string_agg(format(' CONSTRAINT %I %s', k.conname, pg_get_constraintdef(k.oid)), '' ORDER BY k.conname)
                         FROM pg_constraint k WHERE k.contypid = t.oid AND k.contype = 'c'), '')
                 WHEN 'c' THEN format('CREATE TYPE %I AS (%s)', t.typname,
@@ -114,7 +114,8 @@ enum PostgreSQLCatalog {
 
     /// Privileges given on the schema and on the tables, views, sequences and routines the dump
     /// keeps, to roles other than the object's owner: objects whose ACL was never changed are
-    /// left out.
+    /// left out, and so are identity columns' sequences, which a restore names after their
+    /// table and column (a table renamed since keeps a sequence of its old name).
     static func privileges(in schema: String, on db: PostgreSQLConnection) throws -> [PostgreSQLPrivileges] {
         let rows = try db.rows(
             """
@@ -125,6 +126,7 @@ enum PostgreSQLCatalog {
                 SELECT 1, CASE c.relkind WHEN 'S' THEN 'SEQUENCE ' ELSE 'TABLE ' END || quote_ident(c.relname), c.relowner, c.relacl
                 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
                 WHERE n.nspname = $1 AND c.relkind IN ('r', 'p', 'v', 'S') AND c.relacl IS NOT NULL
+                    AND NOT EXISTS (SELECT 1 FROM pg_depend d WHERE d.classid = 'pg_class'::regclass AND d.objid = c.oid AND d.deptype = 'i')
                 UNION ALL
                 SELECT 2, 'ROUTINE ' || p.oid::regprocedure::text, p.proowner, p.proacl
                 FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace

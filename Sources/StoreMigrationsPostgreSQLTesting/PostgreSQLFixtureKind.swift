@@ -18,7 +18,10 @@ import StoreMigrationsTesting
 /// ```
 ///
 /// The schema is compared as the catalog describes it: columns by name with type, `NOT NULL`,
-/// default and identity; constraints by `pg_get_constraintdef`; indexes by `pg_get_indexdef`;
+/// default and identity, and each table's order of columns (which `SELECT *` and `INSERT`
+/// without a column list depend on; `ADD COLUMN` always appends, so an upgrade and a fresh
+/// install differ only where a migration rebuilt a table, and there is no option to ignore it);
+/// constraints by `pg_get_constraintdef`; indexes by `pg_get_indexdef`;
 /// views by `pg_get_viewdef`; custom types by their definition; functions and procedures by
 /// `pg_get_functiondef`; triggers by `pg_get_triggerdef`; sequences by their definition and
 /// the column that owns one; privileges by role; the store's record tables as records. What
@@ -57,7 +60,7 @@ public struct PostgreSQLFixtureKind: StoreFixtureKind {
         do {
             dump = try JSONDecoder().decode(PostgreSQLDump.self, from: Data(contentsOf: folder.appendingPathComponent(Self.fileName)))
         } catch {
-            throw UpgradeTestingError(store: store.description, reason: .copyFailed(detail: "reading \(Self.fileName): \(error)"))
+            throw UpgradeTestingError(store: store.description, reason: .notAFixture(folder: folder.path, detail: "\(Self.fileName): \(error)"))
         }
         try store.withSession { db in
             // Before anything is written, so that a missing role leaves no schema half-made.
@@ -70,7 +73,7 @@ public struct PostgreSQLFixtureKind: StoreFixtureKind {
                 try db.execute("COMMIT")
             } catch {
                 try? db.execute("ROLLBACK")
-                throw UpgradeTestingError(store: store.description, reason: .copyFailed(detail: "restoring \(Self.fileName): \(error)"))
+                throw UpgradeTestingError(store: store.description, reason: .restoreFailed(detail: "\(error)"))
             }
         }
     }

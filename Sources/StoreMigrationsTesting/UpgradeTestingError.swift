@@ -18,6 +18,9 @@ public struct UpgradeTestingError: Error, Sendable, Hashable, CustomStringConver
         case copyFailed(detail: String)
         /// The fixture gives privileges to a database role the server restoring it does not have.
         case missingRole(role: String)
+        /// The server refused to recreate the fixture's schema (an extension or a privilege the
+        /// server lacks, or a dump from a newer server); nothing of it was left.
+        case restoreFailed(detail: String)
     }
 
     /// The manager (or managers, comma-separated) of the store concerned.
@@ -47,6 +50,9 @@ public struct UpgradeTestingError: Error, Sendable, Hashable, CustomStringConver
             return "the coordinator has no manager \(store) on a store of type \(type); ask for the name and store type the factory registers"
         case .copyFailed(let detail):
             return "copying the store of \(store) failed (\(detail)); check that its files exist and can be read and written"
+        case .restoreFailed(let detail):
+            return "the fixture of \(store) does not restore on this server (\(detail)); nothing of it was kept. Install what the "
+                + "server reports missing (an extension, a role's privilege), or capture the fixture again on a server of this version"
         case .missingRole(let role):
             return "the fixture of \(store) grants privileges to the role \"\(role)\", which the server restoring it does not have; "
                 + "create the role on that server (CREATE ROLE) before restoring the fixture"

@@ -34,6 +34,7 @@ import TestSupport
             try db.execute("""
                 CREATE TYPE \(schema).state AS ENUM ('open', 'paid', 'void');
                 CREATE DOMAIN \(schema).quantity AS integer NOT NULL DEFAULT 1 CONSTRAINT positive CHECK (VALUE > 0);
+                CREATE DOMAIN \(schema).opening AS \(schema).state DEFAULT 'open';
                 CREATE TYPE \(schema).price AS (amount numeric(10,2), currency text);
                 CREATE TYPE \(schema).span AS RANGE (subtype = numeric);
                 CREATE SEQUENCE \(schema).code_seq;
@@ -53,6 +54,9 @@ import TestSupport
                 GRANT USAGE ON SCHEMA \(schema) TO \(reader);
                 GRANT SELECT, INSERT ON \(schema).item TO \(reader) WITH GRANT OPTION;
                 GRANT USAGE ON SEQUENCE \(schema).item_id_seq TO \(reader);
+                CREATE TABLE \(schema).journal(id integer GENERATED ALWAYS AS IDENTITY PRIMARY KEY, line text);
+                ALTER TABLE \(schema).journal RENAME TO ledger;
+                GRANT SELECT ON ALL SEQUENCES IN SCHEMA \(schema) TO \(reader);
                 REVOKE EXECUTE ON FUNCTION \(schema).open_items() FROM PUBLIC;
                 GRANT EXECUTE ON FUNCTION \(schema).open_items() TO \(reader)
                 """)
@@ -116,6 +120,7 @@ import TestSupport
         let entries = Dictionary(originalSnapshot.map { ($0.location, $0.value) }, uniquingKeysWith: { first, _ in first })
         #expect(entries["type state"] == "CREATE TYPE state AS ENUM ('open', 'paid', 'void')")
         #expect(entries["type quantity"] == "CREATE DOMAIN quantity AS integer DEFAULT 1 NOT NULL CONSTRAINT positive CHECK ((VALUE > 0))")
+        #expect(entries["type opening"] == "CREATE DOMAIN opening AS state DEFAULT 'open'::state")
         #expect(entries["type price"] == "CREATE TYPE price AS (amount numeric(10,2), currency text)")
         #expect(entries["type span"] == "CREATE TYPE span AS RANGE (SUBTYPE = numeric, MULTIRANGE_TYPE_NAME = span_multirange)")
         #expect(entries["trigger item_edits on item"]

@@ -142,8 +142,26 @@ import TestSupport
         let fixture = try seed(tester)
         try Data("{\"tables\": []}".utf8).write(to: fixture.folder.appendingPathComponent("orders/dump.json"))
         let error = try #require(throws: UpgradeTestingError.self) { try tester.restore(fixture) }
-        guard case .copyFailed(let detail) = error.reason else { Issue.record("\(error)"); return }
-        #expect(detail.hasPrefix("reading dump.json: "))
+        guard case .notAFixture(let folder, let detail) = error.reason else { Issue.record("\(error)"); return }
+        #expect(folder == fixture.folder.appendingPathComponent("orders").path)
+        #expect(detail.hasPrefix("dump.json: "))
+        let schemas = try database.connect().rows("SELECT nspname FROM pg_namespace WHERE nspname LIKE 'orders_%'").map { try $0[0] as String }
+        #expect(schemas == [])
+    }
+
+    @Test func aDumpTheServerRefusesIsATypedErrorThatLeavesNoSchema() throws {
+        let tester = tester()
+        let fixture = try seed(tester)
+        let dump = fixture.folder.appendingPathComponent("orders/dump.json")
+        let text = try String(contentsOf: dump, encoding: .utf8)
+        #expect(text.contains(#"\"sku\" text"#))
+        try Data(text.replacingOccurrences(of: #"\"sku\" text"#, with: #"\"sku\" no_such_type"#).utf8).write(to: dump)
+        let error = try #require(throws: UpgradeTestingError.self) { try tester.restore(fixture) }
+        guard case .restoreFailed(let detail) = error.reason else { Issue.record("\(error)"); return }
+        #expect(detail.contains(#"type "no_such_type" does not exist"#), "\(detail)")
+        #expect(error.description.hasSuffix(
+            "nothing of it was kept. Install what the server reports missing (an extension, a role's privilege), or capture the "
+                + "fixture again on a server of this version"))
         let schemas = try database.connect().rows("SELECT nspname FROM pg_namespace WHERE nspname LIKE 'orders_%'").map { try $0[0] as String }
         #expect(schemas == [])
     }
