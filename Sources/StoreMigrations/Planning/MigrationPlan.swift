@@ -152,8 +152,8 @@ public struct MigrationPlan: Sendable, Hashable, Codable, CustomStringConvertibl
             if let newerStore = manager.newerStore { line += ", newer than the app (\(newerStore.rawValue))" }
             line += manager.pending.isEmpty ? ", nothing pending" : ", pending " + manager.pending.map(\.description).joined(separator: ", ")
             if !manager.late.isEmpty {
-                line += "; late " + manager.late.map { $0.description.titled(manager.lateNames[$0]) }.joined(separator: ", ")
-                    + " (\(manager.latePolicy.rawValue))"
+                line += "; late (\(manager.latePolicy.rawValue)): "
+                    + manager.late.map { $0.description.titled(manager.lateNames[$0]) }.joined(separator: ", ")
             }
             if !manager.ahead.isEmpty { line += "; ahead " + manager.ahead.map(\.description).joined(separator: ", ") }
             if !manager.deferred.isEmpty { line += "; deferred " + manager.deferred.map(\.description).joined(separator: ", ") }

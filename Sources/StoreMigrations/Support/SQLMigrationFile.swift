@@ -91,16 +91,26 @@ public struct SQLMigrationFile: Sendable, Hashable {
     static let directivePrefix = "store-migrations:"
 
     /// The mode the directives of `sql` ask for: comment lines `-- store-migrations: …` above the
-    /// first statement. A directive elsewhere would be silently ignored, hence an error, as is
-    /// sqlx's `-- no-transaction`, which someone used to sqlx expects to work.
+    /// first statement (a licence in a `/* … */` block may come first). A directive elsewhere
+    /// would be silently ignored, hence an error, as is sqlx's `-- no-transaction`, which someone
+    /// used to sqlx expects to work.
     private static func transactionMode(
         of sql: String, at url: URL, failure: (URL, String, String) -> SQLMigrationFileError
     ) throws -> TransactionMode {
         let spelled = "-- \(directivePrefix) no-transaction"
         var mode = TransactionMode.transactional
         var isAboveStatements = true
+        var isInBlockComment = false
         for (index, line) in sql.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline).enumerated() {
-            let text = line.trimmingCharacters(in: CharacterSet.whitespacesAndNewlines.union(["\u{FEFF}"]))
+            var text = line.trimmingCharacters(in: CharacterSet.whitespacesAndNewlines.union(["\u{FEFF}"]))
+            if isAboveStatements, isInBlockComment || text.hasPrefix("/*") {
+                guard let end = text.range(of: "*/") else {
+                    isInBlockComment = true
+                    continue
+                }
+                isInBlockComment = false
+                text = text[end.upperBound...].trimmingCharacters(in: .whitespaces)
+            }
             if text.isEmpty { continue }
             guard text.hasPrefix("--") else {
                 isAboveStatements = false
@@ -120,7 +130,7 @@ public struct SQLMigrationFile: Sendable, Hashable {
                               "Move it above the first statement")
             }
             let directive = comment.dropFirst(directivePrefix.count).trimmingCharacters(in: .whitespaces)
-            guard directive == "no-transaction" else {
+            guard directive.lowercased() == "no-transaction" else {
                 throw failure(url, "has the unknown directive \"\(directive)\" in line \(lineNumber)",
                               "Write \(spelled), the only directive there is")
             }

@@ -34,11 +34,6 @@ public struct MigrationReference: Sendable, Hashable, Codable, CustomStringConve
         self.name = name
     }
 
-    /// This reference carrying `name`, as messages show it.
-    package func named(_ name: String?) -> MigrationReference {
-        MigrationReference(manager: manager, version: version, name: name)
-    }
-
     /// `library@1.1`, followed by the name when there is one: `library@1.1 (add guids to events)`.
     public var description: String { "\(manager)@\(version)".titled(name) }
 

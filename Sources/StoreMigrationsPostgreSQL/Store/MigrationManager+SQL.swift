@@ -5,6 +5,9 @@ extension MigrationManager where Store == PostgreSQLStore {
     /// Registers the migration to `version` as SQL text, which may hold several statements. Its
     /// fingerprint is the text (unless `options` gives one), so a plan reports the migration if
     /// the text is edited after it ran (``/StoreMigrations/MigrationFingerprint``).
+    /// A `-- store-migrations:` directive in the text is read from files only
+    /// (`registerSQLFiles(in:)`): here it is an ordinary comment, and the text runs in the store's
+    /// transaction.
     ///
     /// ```swift
     /// library.register("1.1", options: .named("add guid"), sql: "ALTER TABLE event ADD COLUMN guid uuid")

@@ -190,6 +190,30 @@ import TestSupport
             .joined(separator: ",") + "}"
     }
 
+    /// A named resumable transform: a failed batch's error names the migration by its name too,
+    /// and the history keeps the name and the author's fingerprint once it is applied.
+    @Test func aNamedTransformIsNamedInItsErrorAndRecordedWithItsFingerprint() throws {
+        let database = try PostgreSQLTestDatabase()
+        let doubling = Self.doubling()
+        // The first launch writes text into row 600's bigint: the server refuses that batch.
+        let coordinator = { (refused: Int64?) in try Self.coordinator(database) { service in
+            service.registerResumable(
+                "2", transformingRowsOf: "item", columns: ["value", "calls"], batchSize: .fixed(250),
+                options: .named("double the values", fingerprint: "value * 2 + 1")
+            ) { row in try row["id"] as Int64 == refused ? ["value": .text("many")] : doubling(row) }
+        } }
+        let report = try runReport(of: coordinator(600))
+        let failure = try #require(report.failures.first?.error as? PostgreSQLError)
+        #expect(failure.migration?.name == "double the values")
+        #expect("\(failure)".contains("Migration: service@2 (double the values)."), "\(failure)")
+        _ = try coordinator(nil).run()
+        let row = try #require(try database.connect().rows(
+            "SELECT name, fingerprint FROM store_migrations_history WHERE manager = 'service' AND version = '2'").first)
+        #expect(try row[0] as String == "double the values")
+        #expect(try row[1] as String == MigrationFingerprint(of: "value * 2 + 1").rawValue)
+        #expect(try Self.callCounts(database) == [1: Self.rows])
+    }
+
     @Test func aBatchThatChangesTheSchemaIsRefusedNamingTheStepAndTheStatement() throws {
         let database = try PostgreSQLTestDatabase()
         let store = try database.store()

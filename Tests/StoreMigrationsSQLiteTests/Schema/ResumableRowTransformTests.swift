@@ -92,9 +92,9 @@ import TestSupport
         #expect(try callCounts() == ["1": "\(Self.rows)"], "every row transformed exactly once")
     }
 
-    @Test func aBatchThatChangesTheSchemaIsRefusedNamingTheStep() throws {
+    @Test func aBatchThatChangesTheSchemaIsRefusedNamingTheStepByItsName() throws {
         let coordinator = try coordinator { library in
-            library.registerResumable("2.0") { db, batch in
+            library.registerResumable("2.0", options: .named("count calls")) { db, batch in
                 try db.execute("UPDATE item SET calls = calls + 1 WHERE id = 1")
                 try db.execute("ALTER TABLE item ADD COLUMN note TEXT")
                 return .finished(processed: 1)
@@ -104,7 +104,8 @@ import TestSupport
         let failure = try #require(report.failures.first?.error as? SQLiteStoreError)
         #expect(failure.reason == .schemaChangeInBatch(statement: "ALTER TABLE item ADD COLUMN note TEXT"))
         #expect(failure.migration == MigrationReference(manager: "library", version: "2.0"))
-        #expect(failure.description == "Migration library@2.0 on SQLite database \(url.path) ran `ALTER TABLE item ADD "
+        #expect(failure.migration?.name == "count calls")
+        #expect(failure.description == "Migration library@2.0 (count calls) on SQLite database \(url.path) ran `ALTER TABLE item ADD "
             + "COLUMN note TEXT` in a batch; batches of a resumable migration cannot change the schema, and the batch was "
             + "rolled back. Make the change in an ordinary migration registered before it.")
         #expect(try callCounts() == ["0": "\(Self.rows)"], "the batch's update was rolled back with it")

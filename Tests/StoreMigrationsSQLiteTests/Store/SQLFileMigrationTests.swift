@@ -168,11 +168,16 @@ import TestSupport
         #expect(try history().last == ["1.2", "compact", MigrationFingerprint(of: text).rawValue])
     }
 
-    @Test func theDirectiveIsReadBelowOtherCommentsInAnyCaseAfterAByteOrderMarkAndWindowsLineEndings() throws {
+    @Test func theDirectiveIsReadBelowOtherCommentsAndALicenceBlockInAnyCaseAfterAByteOrderMarkAndWindowsLineEndings() throws {
         try write("V1.2__compact.sql", "\u{FEFF}-- Compacts.\r\n\r\n  --Store-Migrations:no-transaction  \r\nVACUUM;\r\n")
         try write("V1.3__note.sql", "-- Not a directive: store-migrations: no-transaction\nSELECT 1;\n")
+        try write("V1.4__licensed.sql", "/* Licence: MIT.\n   (c) 2026 */\n-- store-migrations: No-Transaction\nVACUUM;\n")
+        try write("V1.5__inline.sql", "/* a comment */ SELECT 1;\n-- store-migrations: no-transaction\n")
         let library = try MigrationCoordinator(appVersion: "2").manager("library", store: store)
-        #expect(try library.registerSQLFiles(in: migrations).map(\.transaction) == [.transactional, .transactional, .none, .transactional])
+        #expect(throws: SQLMigrationFileError.self) { try library.registerSQLFiles(in: migrations) }
+        try FileManager.default.removeItem(at: migrations.appendingPathComponent("V1.5__inline.sql"))
+        #expect(try library.registerSQLFiles(in: migrations).map(\.transaction)
+            == [.transactional, .transactional, .none, .transactional, .none])
     }
 
     @Test func anUnknownOrMisplacedDirectiveIsATypedErrorNamingTheFileAndItsFixAndNothingIsRegistered() throws {
