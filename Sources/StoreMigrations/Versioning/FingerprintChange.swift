@@ -20,6 +20,7 @@ public struct FingerprintChange: Sendable, Hashable, Codable, CustomStringConver
 
     /// `library@1.1 (add guids): applied as v1:3f0c…, now v1:9a21…`.
     public var description: String {
-        migration.description.titled(name) + ": applied as \(recorded), now \(current)"
+        // The reference alone, so that one carrying the name too does not show it twice.
+        "\(migration.manager)@\(migration.version)".titled(name ?? migration.name) + ": applied as \(recorded), now \(current)"
     }
 }

@@ -153,4 +153,14 @@ import TestSupport
         #expect(json.contains(#""late":["1.0","1.1"],"lateNames":{"1.0":"create notes"},"latePolicy":"fail""#), "\(json)")
         #expect(try JSONDecoder().decode(MigrationPlan.self, from: Data(json.utf8)) == plan)
     }
+
+    @Test func anEditedMigrationIsNamedOnceWhateverItsReferenceCarries() {
+        let recorded = MigrationFingerprint(of: "old"), current = MigrationFingerprint(of: "new")
+        for reference in [
+            MigrationReference(manager: "library", version: "1.0"), MigrationReference(manager: "library", version: "1.0", name: "create notes"),
+        ] {
+            let change = FingerprintChange(migration: reference, name: "create notes", recorded: recorded, current: current)
+            #expect(change.description == "library@1.0 (create notes): applied as \(recorded), now \(current)")
+        }
+    }
 }
