@@ -47,9 +47,9 @@ public struct MigrationCommand: Sendable {
     }
 
     /// The coordinator whose migrations the command shows and runs.
-    public let coordinator: MigrationCoordinator
+    let coordinator: MigrationCoordinator
     /// How usage and messages name the command, such as `"orders-service migrations"`.
-    public let commandName: String
+    let commandName: String
 
     /// - Parameters:
     ///   - coordinator: The app's coordinator, its managers created and migrations registered.

@@ -22,7 +22,7 @@ public struct UpgradeCheckFailure: Error, Sendable, Hashable, CustomStringConver
     public let differences: [UpgradeDifference]
 
     /// A failure made of `differences`.
-    public init(upgradedFrom: Version, appVersion: Version, differences: [UpgradeDifference]) {
+    init(upgradedFrom: Version, appVersion: Version, differences: [UpgradeDifference]) {
         self.upgradedFrom = upgradedFrom
         self.appVersion = appVersion
         self.differences = differences

@@ -64,7 +64,7 @@ public struct MigrationRecord: Sendable, Hashable, Codable, CustomStringConverti
     }
 
     /// Records how far a resumable migration has got, replacing what was recorded for its version.
-    public mutating func setProgress(_ progress: StepProgress) {
+    mutating func setProgress(_ progress: StepProgress) {
         if let index = inProgress.firstIndex(where: { $0.version == progress.version }) {
             inProgress[index] = progress
         } else {
@@ -115,7 +115,7 @@ public struct MigrationRecord: Sendable, Hashable, Codable, CustomStringConverti
 
     /// Records `version` as applied; a version already in the set keeps its first entry. Its
     /// progress, if it was resumable, is done with.
-    public mutating func markApplied(
+    mutating func markApplied(
         _ version: Version, at date: Date? = nil, duration: TimeInterval? = nil, name: String? = nil,
         fingerprint: MigrationFingerprint? = nil
     ) {
@@ -131,7 +131,7 @@ public struct MigrationRecord: Sendable, Hashable, Codable, CustomStringConverti
     /// that accepts an edited migration). Returns whether `version` is in ``applied`` and
     /// anything changed.
     @discardableResult
-    public mutating func relabel(_ version: Version, name: String?, fingerprint: MigrationFingerprint?) -> Bool {
+    mutating func relabel(_ version: Version, name: String?, fingerprint: MigrationFingerprint?) -> Bool {
         guard let index = index(of: version) else { return false }
         let old = applied[index]
         guard old.name != name || old.fingerprint != fingerprint else { return false }

@@ -25,7 +25,7 @@ public struct StepProgress: Sendable, Hashable, Codable, CustomStringConvertible
     public var elapsed: TimeInterval
 
     /// Creates the progress of a migration.
-    public init(version: Version, cursor: String, done: Int, total: Int? = nil, batches: Int, elapsed: TimeInterval) {
+    package init(version: Version, cursor: String, done: Int, total: Int? = nil, batches: Int, elapsed: TimeInterval) {
         self.version = version
         self.cursor = cursor
         self.done = done

@@ -11,7 +11,7 @@ public struct FingerprintChange: Sendable, Hashable, Codable, CustomStringConver
     public let current: MigrationFingerprint
 
     /// Creates a change.
-    public init(migration: MigrationReference, name: String?, recorded: MigrationFingerprint, current: MigrationFingerprint) {
+    init(migration: MigrationReference, name: String?, recorded: MigrationFingerprint, current: MigrationFingerprint) {
         self.migration = migration
         self.name = name
         self.recorded = recorded

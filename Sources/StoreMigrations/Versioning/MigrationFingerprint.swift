@@ -23,7 +23,7 @@ public struct MigrationFingerprint: Sendable, Hashable, Codable, CustomStringCon
     public let rawValue: String
 
     /// The algorithm this release computes fingerprints with.
-    public static let currentAlgorithm = "v1"
+    static let currentAlgorithm = "v1"
 
     /// The fingerprint of `text` with the current algorithm.
     public init(of text: String) {
@@ -32,19 +32,19 @@ public struct MigrationFingerprint: Sendable, Hashable, Codable, CustomStringCon
     }
 
     /// A fingerprint as a store recorded it; `nil` for text that is not `algorithm:digest`.
-    public init?(stored: String) {
+    package init?(stored: String) {
         guard let colon = stored.firstIndex(of: ":"), colon != stored.startIndex, stored.index(after: colon) != stored.endIndex
         else { return nil }
         rawValue = stored
     }
 
     /// The algorithm the fingerprint was computed with, `v1`.
-    public var algorithm: Substring { rawValue[..<rawValue.firstIndex(of: ":")!] }
+    var algorithm: Substring { rawValue[..<rawValue.firstIndex(of: ":")!] }
 
     /// Whether `recorded`, the fingerprint of an applied migration, shows it different from what
     /// this fingerprint describes: `false` when none was recorded, or when the two were computed
     /// with different algorithms and so cannot be compared.
-    public func differs(fromRecorded recorded: MigrationFingerprint?) -> Bool {
+    func differs(fromRecorded recorded: MigrationFingerprint?) -> Bool {
         guard let recorded, recorded.algorithm == algorithm else { return false }
         return recorded != self
     }

@@ -82,11 +82,11 @@ public final class PostgreSQLConnection {
     public var serverProcessID: Int32 { PQbackendPID(handle) }
 
     /// The server's version as an integer: `150004` for 15.4.
-    public var serverVersion: Int { Int(PQserverVersion(handle)) }
+    var serverVersion: Int { Int(PQserverVersion(handle)) }
 
     /// Whether a transaction is open on the connection (a transactional step's, or the body's own
     /// in a non-transactional step).
-    public var isInTransaction: Bool {
+    var isInTransaction: Bool {
         let status = PQtransactionStatus(handle)
         return status == PQTRANS_INTRANS || status == PQTRANS_INERROR || status == PQTRANS_ACTIVE
     }

@@ -73,7 +73,7 @@ public struct PostgreSQLError: Error, Sendable, Hashable, CustomStringConvertibl
     public let migration: MigrationReference?
 
     /// Creates an error; stores and connections make them, tests compare them.
-    public init(
+    init(
         kind: Kind, sqlState: String? = nil, message: String, detail: String? = nil, hint: String? = nil,
         sql: String? = nil, store: String, migration: MigrationReference? = nil
     ) {

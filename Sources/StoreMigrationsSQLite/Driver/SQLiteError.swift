@@ -30,7 +30,7 @@ public struct SQLiteError: Error, Sendable, Hashable, CustomStringConvertible, L
     /// The path of the database file.
     public let path: String
     /// The rows left pointing at missing parents, when a foreign-key check failed; otherwise
-    /// empty. At most ``maximumReportedViolations`` are listed.
+    /// empty. At most 100 are listed.
     public let foreignKeyViolations: [ForeignKeyViolation]
     /// For `SQLITE_BUSY`, the process that held the database's write lock when the wait gave up,
     /// where the system tells (Linux's `/proc/locks`); `nil` otherwise. It may be this process,
@@ -39,7 +39,7 @@ public struct SQLiteError: Error, Sendable, Hashable, CustomStringConvertible, L
 
     /// How many foreign-key violations an error lists at most, so that a broken table of
     /// millions of rows does not make an error of millions of lines.
-    public static let maximumReportedViolations = 100
+    static let maximumReportedViolations = 100
 
     /// What the connection knew when the error happened that SQLite's code does not say, and
     /// that changes what to do about it.

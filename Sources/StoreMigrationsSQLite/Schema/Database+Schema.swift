@@ -174,7 +174,7 @@ extension Database {
     /// ```
     ///
     /// - Throws: ``SQLiteError`` with ``SQLiteError/isForeignKeyViolation`` and its
-    ///   ``SQLiteError/foreignKeyViolations`` (at most ``SQLiteError/maximumReportedViolations``).
+    ///   ``SQLiteError/foreignKeyViolations`` (at most 100).
     public func checkForeignKeys(in tables: [String]? = nil) throws {
         let violations = try tables?.flatMap { try foreignKeyViolations(in: $0) } ?? foreignKeyViolations()
         guard !violations.isEmpty else { return }
