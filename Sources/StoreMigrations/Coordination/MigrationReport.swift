@@ -88,7 +88,7 @@ public struct MigrationReport: Sendable, Codable, CustomStringConvertible {
     }
 
     /// One manager's levels around the run.
-    public struct Manager: Sendable, Hashable, Codable {
+    public struct Manager: Sendable, Hashable, Codable, CustomStringConvertible {
         /// The manager's name.
         public let name: String
         /// The store it migrates.
@@ -103,6 +103,14 @@ public struct MigrationReport: Sendable, Codable, CustomStringConvertible {
         /// Its registered migrations past the app version, which never run in this version (as
         /// the plan lists them).
         public let ahead: [Version]
+
+        /// The manager's line of the report's text: `library: level 1.0 → 2.0; ahead 2.1`.
+        public var description: String {
+            let before = levelBefore?.description ?? "none", after = levelAfter?.description ?? "none"
+            return "\(name): level \(before == after ? before : "\(before) → \(after)")"
+                + (createdStore ? "; store created (it did not exist)" : "")
+                + (ahead.isEmpty ? "" : "; ahead " + ahead.map(\.description).joined(separator: ", "))
+        }
     }
 
     /// The app version the run migrated to.
@@ -159,12 +167,7 @@ public struct MigrationReport: Sendable, Codable, CustomStringConvertible {
             + (steps.isEmpty ? "nothing to do" : "\(applied) of \(steps.count) step\(steps.count == 1 ? "" : "s") applied")
             + " in \(Self.format(duration))" + (succeeded ? "." : ", with failures.")]
         lines += steps.map { "  \($0)" }
-        for manager in managers {
-            let before = manager.levelBefore?.description ?? "none", after = manager.levelAfter?.description ?? "none"
-            lines.append("  \(manager.name): level \(before == after ? before : "\(before) → \(after)")"
-                + (manager.createdStore ? "; store created (it did not exist)" : "")
-                + (manager.ahead.isEmpty ? "" : "; ahead " + manager.ahead.map(\.description).joined(separator: ", ")))
-        }
+        lines += managers.map { "  \($0)" }
         lines += diagnostics.map { "  note: \($0)" }
         lines += changedFingerprints.map { "  warning: edited since applied: \($0)" }
         return lines.joined(separator: "\n")

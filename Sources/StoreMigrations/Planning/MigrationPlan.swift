@@ -13,7 +13,7 @@
 /// order (a manager has at most one step per wave).
 public struct MigrationPlan: Sendable, Hashable, Codable, CustomStringConvertible {
     /// One manager's part of the plan.
-    public struct Manager: Sendable, Hashable, Codable {
+    public struct Manager: Sendable, Hashable, Codable, CustomStringConvertible {
         /// The manager's name.
         public let name: String
         /// The store it migrates.
@@ -58,6 +58,22 @@ public struct MigrationPlan: Sendable, Hashable, Codable, CustomStringConvertibl
         public let changedFingerprints: [FingerprintChange]
         /// What happens to ``changedFingerprints``.
         public let fingerprintPolicy: FingerprintPolicy
+
+        /// The manager's line of the plan's text: `library (…): level 1.0, pending 1.1, 2.0; ahead 2.1`.
+        public var description: String {
+            var line = "\(name) (\(store)): level \(level?.description ?? "none")"
+            if let firstLaunch { line += ", first launch (\(firstLaunch.rawValue))" }
+            if createsStore { line += ", store does not exist: its first step creates it" }
+            if let newerStore { line += ", newer than the app (\(newerStore.rawValue))" }
+            line += pending.isEmpty ? ", nothing pending" : ", pending " + pending.map(\.description).joined(separator: ", ")
+            if !late.isEmpty {
+                line += "; late (\(latePolicy.rawValue)): " + late.map { $0.description.titled(lateNames[$0]) }.joined(separator: ", ")
+            }
+            if !ahead.isEmpty { line += "; ahead " + ahead.map(\.description).joined(separator: ", ") }
+            if !deferred.isEmpty { line += "; deferred " + deferred.map(\.description).joined(separator: ", ") }
+            if !postDeploy.isEmpty { line += "; post-deploy " + postDeploy.map(\.description).joined(separator: ", ") }
+            return line
+        }
     }
 
     /// Something worth a look that does not stop the run.
@@ -146,21 +162,7 @@ public struct MigrationPlan: Sendable, Hashable, Codable, CustomStringConvertibl
         var lines = ["Migration plan to app version \(appVersion): "
             + (isUpToDate ? "up to date." : "\(steps.count) step\(steps.count == 1 ? "" : "s") in \(waves.count) wave\(waves.count == 1 ? "" : "s").")]
         for manager in managers {
-            var line = "  \(manager.name) (\(manager.store)): level \(manager.level?.description ?? "none")"
-            if let firstLaunch = manager.firstLaunch { line += ", first launch (\(firstLaunch.rawValue))" }
-            if manager.createsStore { line += ", store does not exist: its first step creates it" }
-            if let newerStore = manager.newerStore { line += ", newer than the app (\(newerStore.rawValue))" }
-            line += manager.pending.isEmpty ? ", nothing pending" : ", pending " + manager.pending.map(\.description).joined(separator: ", ")
-            if !manager.late.isEmpty {
-                line += "; late (\(manager.latePolicy.rawValue)): "
-                    + manager.late.map { $0.description.titled(manager.lateNames[$0]) }.joined(separator: ", ")
-            }
-            if !manager.ahead.isEmpty { line += "; ahead " + manager.ahead.map(\.description).joined(separator: ", ") }
-            if !manager.deferred.isEmpty { line += "; deferred " + manager.deferred.map(\.description).joined(separator: ", ") }
-            if !manager.postDeploy.isEmpty {
-                line += "; post-deploy " + manager.postDeploy.map(\.description).joined(separator: ", ")
-            }
-            lines.append(line)
+            lines.append("  \(manager)")
             lines += manager.inProgress.map { "    in progress \($0)" }
             lines += manager.changedFingerprints.map { "    edited since applied (\(manager.fingerprintPolicy.rawValue)): \($0)" }
         }

@@ -19,6 +19,7 @@ import TestSupport
         #expect(report.steps.map(\.outcome) == [.applied, .applied, .applied])
         #expect(report.managers.map { "\($0.name) \($0.levelBefore?.description ?? "none") → \($0.levelAfter?.description ?? "none")" }
             == ["a none → 2", "b 1 → 3"])
+        #expect(report.managers.map(\.description) == ["a: level none → 2", "b: level 1 → 3"])
         #expect(report.succeeded && report.didRunAnything && report.postponed.isEmpty)
     }
 
