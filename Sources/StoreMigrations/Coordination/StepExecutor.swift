@@ -40,9 +40,13 @@ package enum StepExecutor {
     ) throws -> StepOutcome {
         let migration = MigrationReference(manager: manager, version: version, name: label.name)
         func step(_ records: inout [String: MigrationRecord], _ content: inout Store.Content) throws -> StepOutcome {
-            // One look-up a step: the level before is read from the record already found.
+            // One look-up a step: the record is found once, by its index, and changed through
+            // it below (hashing the manager's name four times a step showed in runs of many
+            // small steps).
+            let index = records.index(forKey: manager)
             let levelBefore: Version?
-            if let record = records[manager] {
+            if let index {
+                let record = records.values[index]
                 try refuseNewer(record, of: manager, in: store, than: appVersion)
                 if record.isApplied(version) { return .alreadyApplied(level: record.level) }
                 levelBefore = record.level
@@ -64,12 +68,18 @@ package enum StepExecutor {
             carrier?.context = context()
             defer { carrier?.context = nil }
             try body(&content, context)
-            // In place: a copy of the record would copy its whole applied set on every step.
-            records[manager, default: MigrationRecord()]
-                .markApplied(
-                    version, at: startedAt, duration: (ContinuousClock.now - start).seconds, name: label.name,
-                    fingerprint: label.fingerprint)
-            return .applied(level: records[manager]?.level)
+            let duration = (ContinuousClock.now - start).seconds
+            // In place: a copy of the record would copy its whole applied set on every step. The
+            // body changes the content, never the records, so the index is still the record's.
+            guard let index else {
+                var record = MigrationRecord()
+                record.markApplied(version, at: startedAt, duration: duration, name: label.name, fingerprint: label.fingerprint)
+                records[manager] = record
+                return .applied(level: record.level)
+            }
+            records.values[index].markApplied(
+                version, at: startedAt, duration: duration, name: label.name, fingerprint: label.fingerprint)
+            return .applied(level: records.values[index].level)
         }
         if mode == .none, !store.runsStepsOutsideTransactions {
             throw MigrationError.transactionModeNotSupported(migration: migration, store: store.description)
