@@ -161,7 +161,10 @@ public struct MigrationRecord: Sendable, Hashable, Codable, CustomStringConverti
 
     /// The first position whose version is not below `version`.
     private func insertionPoint(of version: Version) -> Int {
-        var low = 0, high = applied.count
+        // Migrations run in version order, so a step asks of a version past the last one applied:
+        // one comparison instead of a search (two searches a step showed in runs of many steps).
+        guard let last = applied.last, !(last.version < version) else { return applied.count }
+        var low = 0, high = applied.count - 1
         while low < high {
             let middle = (low + high) / 2
             if applied[middle].version < version { low = middle + 1 } else { high = middle }
