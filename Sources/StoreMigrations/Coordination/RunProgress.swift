@@ -12,8 +12,10 @@ final class RunProgress: @unchecked Sendable {
     // `Progress` is thread-safe apart from the tree changes that lock serializes.
     let progress: Progress
     private let lock = NSLock()
-    private var stepProgress: [Progress?]
-    private var unreportedSteps: Int64 = 0
+    // Touched only with `lock` held, so accesses never overlap: Swift's dynamic exclusivity
+    // check, one a step, is left out.
+    @exclusivity(unchecked) private var stepProgress: [Progress?]
+    @exclusivity(unchecked) private var unreportedSteps: Int64 = 0
     private let stride: Int64
 
     init(progress: Progress, stepCount: Int) {

@@ -18,8 +18,10 @@ public final class InMemoryStore<Value: Sendable>: MigrationStore, @unchecked Se
     public typealias Content = Value
 
     private let lock = NSLock()
-    private var value: Value
-    private var records: [String: MigrationRecord]
+    // Touched only with `lock` held, so accesses never overlap: Swift's dynamic exclusivity
+    // checks (two a transaction) are left out, as they cost runs of many small steps.
+    @exclusivity(unchecked) private var value: Value
+    @exclusivity(unchecked) private var records: [String: MigrationRecord]
     private let rebuiltValue: Value?
     private let name: String
     /// When set, ``readRecords()`` throws it: stands in for an unreadable store in tests.
