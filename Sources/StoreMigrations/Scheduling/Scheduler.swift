@@ -33,7 +33,7 @@ final class Scheduler<Success: Sendable>: @unchecked Sendable {
     private let onSkip: @Sendable (_ step: Int, _ because: Int?) -> Void
     private let queue = DispatchQueue(label: "StoreMigrations.Scheduler", qos: .userInitiated, attributes: .concurrent)
 
-    // Guards `state` and `completion`; steps, skip notices and the completion run outside it, so
+    // Guards `state`, `completion` and `undeliveredSkips`; steps, skip notices and the completion run outside it, so
     // that an observer may call back into the run (to cancel it, say) without deadlocking.
     // Accesses made with `lock` held never overlap, so Swift's dynamic exclusivity checks (about
     // 80 instructions an access, several a step) are left out for the three.

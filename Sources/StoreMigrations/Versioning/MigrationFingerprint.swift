@@ -32,7 +32,7 @@ public struct MigrationFingerprint: Sendable, Hashable, Codable, CustomStringCon
     }
 
     /// A fingerprint as a store recorded it; `nil` for text that is not `algorithm:digest`.
-    package init?(stored: String) {
+    public init?(stored: String) {
         guard let colon = stored.firstIndex(of: ":"), colon != stored.startIndex, stored.index(after: colon) != stored.endIndex
         else { return nil }
         rawValue = stored

@@ -72,7 +72,7 @@ public struct PostgreSQLError: Error, Sendable, Hashable, CustomStringConvertibl
     /// The migration step that was running, once the coordinator knows it.
     public let migration: MigrationReference?
 
-    /// Creates an error; stores and connections make them, tests compare them.
+    /// Creates an error; only the library's connections and stores make them.
     init(
         kind: Kind, sqlState: String? = nil, message: String, detail: String? = nil, hint: String? = nil,
         sql: String? = nil, store: String, migration: MigrationReference? = nil

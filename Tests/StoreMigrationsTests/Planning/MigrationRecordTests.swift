@@ -31,5 +31,15 @@ import Testing
         for version: Version in ["0.9", "1.1", "1.2", "1.3", "2"] { #expect(record.isApplied(version)) }
         for version: Version in ["0.8", "1.0", "1.1.1", "1.4", "2.1"] { #expect(!record.isApplied(version)) }
         #expect(record.level == "2")
+        #expect(!MigrationRecord().isApplied("1"))
+    }
+
+    @Test func subMigrationsArePlacedBetweenTheirVersionAndTheNext() {
+        var record = MigrationRecord()
+        for version: Version in ["1.1", "1.2", "1.1-2", "1.1-1", "1.2-1", "1.1-1"] { record.markApplied(version) }
+        #expect(record.appliedVersions == ["1.1", "1.1-1", "1.1-2", "1.2", "1.2-1"])
+        for version: Version in ["1.1-1", "1.1-2", "1.2-1"] { #expect(record.isApplied(version)) }
+        for version: Version in ["1.1-3", "1.2-2", "1.0-1"] { #expect(!record.isApplied(version)) }
+        #expect(record.level == "1.2-1")
     }
 }
