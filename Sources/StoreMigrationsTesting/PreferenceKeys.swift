@@ -11,23 +11,9 @@ enum PreferenceKeys {
             if case .dictionary(let children) = value, !children.isEmpty {
                 pending += children.map { (path: path + "." + $0.key, value: $0.value) }
             } else {
-                entries.append(SnapshotEntry(.keys, "key \(path)", kind(of: value)))
+                entries.append(SnapshotEntry(.keys, "key \(path)", value.kindDescription))
             }
         }
         return entries.sorted { $0.location < $1.location }
-    }
-
-    private static func kind(of value: PreferenceValue) -> String {
-        switch value {
-        case .string: return "a string"
-        case .int: return "an integer"
-        case .double: return "a floating-point number"
-        case .bool: return "a Boolean"
-        case .date: return "a date"
-        case .data: return "data"
-        case .array: return "an array"
-        case .dictionary: return "a dictionary"
-        case .null: return "null"
-        }
     }
 }

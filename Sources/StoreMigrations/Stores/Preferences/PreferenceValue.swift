@@ -41,8 +41,9 @@ public enum PreferenceValue: Sendable, Hashable {
     /// JSON's `null`, kept as the file holds it. Property lists cannot hold it.
     case null
 
-    /// The kind of value with its article, for messages: "a string", "an integer", ….
-    var kindDescription: String {
+    /// The kind of value with its article, for messages and the testing kit's snapshots: "a
+    /// string", "an integer", ….
+    package var kindDescription: String {
         switch self {
         case .string: return "a string"
         case .int: return "an integer"
