@@ -6,7 +6,10 @@ import Testing
 /// other). This reads the sources and fails on any code that names a type declared in a later
 /// folder of its flow.
 @Suite struct LayeringTests {
-    static let core = ["Text", "Versioning", "Graph", "Planning", "Scheduling", "Coordination", "Records", "Support", "Stores"]
+    static let core = [
+        "Text", "Versioning", "Graph", "Records", "Planning", "Scheduling", "StoreSeam", "Execution", "Reports", "Run", "Coordination",
+        "Support", "Stores",
+    ]
         .map { "StoreMigrations/" + $0 }
     static let sqlite = ["Driver", "Store", "Schema"].map { "StoreMigrationsSQLite/" + $0 }
     static let postgreSQL = ["Driver", "Store"].map { "StoreMigrationsPostgreSQL/" + $0 }

@@ -49,7 +49,7 @@ package func storeMigration<Content>(
 extension MigrationStore {
     /// Runs one migration through the coordinator's step executor, as a run would.
     @discardableResult
-    package func apply(_ migration: TestMigration<Content>) throws -> StepOutcome {
+    package func apply(_ migration: TestMigration<Content>) throws -> Outcome {
         try StepExecutor.migrate(
             migration.version, of: migration.manager, in: self,
             source: migration.run.map { StepSource(run: $0, step: 0) } ?? .standalone,

@@ -77,6 +77,11 @@ public final class MigrationManager<Store: MigrationStore>: @unchecked Sendable 
             if case .batched(_, _, let deferred) = self { return deferred }
             return false
         }
+
+        var isResumable: Bool {
+            if case .batched = self { return true }
+            return false
+        }
     }
 
     /// The manager's name, under which its level is recorded in the store.

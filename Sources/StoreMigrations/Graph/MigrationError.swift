@@ -48,9 +48,19 @@ public enum MigrationError: Error, Sendable, Hashable, CustomStringConvertible, 
     /// ``LateMigrationPolicy`` is ``LateMigrationPolicy/fail``; `names` holds the names of those
     /// that have one.
     case lateMigrations(manager: String, store: String, versions: [Version], level: Version, names: [Version: String] = [:])
-    /// Applied migrations were edited since they ran (their fingerprints changed), and the
-    /// manager's ``FingerprintPolicy`` is ``FingerprintPolicy/fail``.
+    /// Applied migrations were edited since they ran, or resumable ones since their first batches
+    /// committed (their fingerprints changed), and the manager's ``FingerprintPolicy`` is
+    /// ``FingerprintPolicy/fail``.
     case fingerprintsChanged(manager: String, store: String, changes: [FingerprintChange])
+    /// A run without its post-deploy steps would hold back `migrations`, ordinary migrations of
+    /// the manager that wait for the pending post-deploy migrations `postDeploy` (the next release
+    /// deployed before the previous one's post-deploy step ran). The run refuses rather than
+    /// start the release's code on a store its migrations have not reached.
+    case heldBehindPostDeploy(manager: String, store: String, migrations: [Version], postDeploy: [MigrationReference])
+    /// A batch of a resumable migration returned ``BatchResult/more(cursor:processed:total:)``
+    /// with the cursor it was given: the next batch would repeat it for ever. The batch was
+    /// rolled back.
+    case batchDidNotAdvance(migration: MigrationReference, store: String, cursor: String)
     /// A migration registered with ``TransactionMode/none`` belongs to a store that runs every
     /// step in a transaction.
     case transactionModeNotSupported(migration: MigrationReference, store: String)
@@ -145,9 +155,25 @@ public enum MigrationError: Error, Sendable, Hashable, CustomStringConvertible, 
         case let .fingerprintsChanged(manager, store, changes):
             let list = changes.map(\.description).joined(separator: "; ")
             let one = changes.count == 1
-            return "Manager \"\(manager)\" on \(store) has \(one ? "an applied migration" : "applied migrations") edited since "
-                + "\(one ? "it" : "they") ran: \(list). Nothing was migrated. Restore \(one ? "its" : "their") text as it was "
-                + "applied, or accept the edit with repairFingerprints() on manager \"\(manager)\"."
+            let edited = changes.contains(where: \.isInProgress)
+                ? (one ? "a resumable migration part-way edited since its first batches" : "migrations edited since they ran or started")
+                : "\(one ? "an applied migration" : "applied migrations") edited since \(one ? "it" : "they") ran"
+            return "Manager \"\(manager)\" on \(store) has \(edited): \(list). Nothing was migrated. Restore "
+                + "\(one ? "its" : "their") text as it was applied, or accept the edit with repairFingerprints() on manager "
+                + "\"\(manager)\"."
+        case let .heldBehindPostDeploy(manager, store, migrations, postDeploy):
+            let held = migrations.map { "\(manager)@\($0)" }.joined(separator: ", ")
+            let waitedFor = postDeploy.map(\.description).joined(separator: ", ")
+            return "Migration\(migrations.count == 1 ? "" : "s") \(held) of manager \"\(manager)\" on \(store) wait\(migrations.count == 1 ? "s" : "") "
+                + "for post-deploy migration\(postDeploy.count == 1 ? "" : "s") \(waitedFor), which \(postDeploy.count == 1 ? "has" : "have") "
+                + "not run: this release would start on a store its migrations have not reached. Nothing was migrated. "
+                + "Run the previous release's post-deploy migrations first (the command's migrate --post-deploy, or "
+                + "run(postDeploy: true)), once none of its earlier replicas serves."
+        case let .batchDidNotAdvance(migration, store, cursor):
+            return "A batch of resumable migration \(migration) on \(store) returned .more with the cursor it was given "
+                + "(\(cursor.debugDescription)), so the next batch would repeat it for ever. That batch was rolled back; "
+                + "the batches before it stay. Return the cursor after the last unit the batch processed, or .finished "
+                + "when none is left."
         case let .transactionModeNotSupported(migration, store):
             return "Migration \(migration) is registered with transaction: .none, but \(store) runs "
                 + "every step in a transaction. Nothing of it ran. Register it without the option."

@@ -8,9 +8,9 @@ enum Deferral {
     static func apply(to executable: inout ExecutablePlan, registered: [[Bool]], policy: DependentsOfDeferredPolicy) {
         let steps = executable.plan.steps.indices
         var deferred = steps.map { index in
-            guard case .migrate(let position, _) = executable.work(ofStep: index) else { return false }
+            guard let migration = executable.step(at: index).migration else { return false }
             let manager = registered[executable.stepManagers[index]]
-            return !manager.isEmpty && manager[position]
+            return !manager.isEmpty && manager[migration.position]
         }
         guard deferred.contains(true) else { return }
         var predecessors = [[Int]](repeating: [], count: steps.count)
@@ -30,8 +30,8 @@ enum Deferral {
         executable.stepDeferred = deferred
         var byManager = [[Version]](repeating: [], count: executable.plan.managers.count)
         for index in steps where deferred[index] {
-            if case .migrate(_, let version) = executable.work(ofStep: index) {
-                byManager[executable.stepManagers[index]].append(version)
+            if let migration = executable.step(at: index).migration {
+                byManager[executable.stepManagers[index]].append(migration.version)
             }
         }
         executable.plan.setDeferred(byManager)

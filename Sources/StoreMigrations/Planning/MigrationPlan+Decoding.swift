@@ -21,7 +21,7 @@ extension MigrationPlan {
 extension MigrationPlan.Manager {
     enum CodingKeys: String, CodingKey {
         case name, store, createsStore, level, firstLaunch, newerStore, pending, late, lateNames, latePolicy, ahead
-        case deferred, postDeploy, inProgress, changedFingerprints, fingerprintPolicy
+        case deferred, postDeploy, heldBehindPostDeploy, inProgress, changedFingerprints, fingerprintPolicy
     }
 
     public init(from decoder: any Decoder) throws {
@@ -39,6 +39,7 @@ extension MigrationPlan.Manager {
         ahead = try container.decode([Version].self, forKey: .ahead)
         deferred = try container.decodeIfPresent([Version].self, forKey: .deferred) ?? []
         postDeploy = try container.decodeIfPresent([Version].self, forKey: .postDeploy) ?? []
+        heldBehindPostDeploy = try container.decodeIfPresent([Version].self, forKey: .heldBehindPostDeploy) ?? []
         inProgress = try container.decodeIfPresent([StepProgress].self, forKey: .inProgress) ?? []
         changedFingerprints = try container.decodeIfPresent([FingerprintChange].self, forKey: .changedFingerprints) ?? []
         fingerprintPolicy = try container.decodeIfPresent(FingerprintPolicy.self, forKey: .fingerprintPolicy) ?? .warn

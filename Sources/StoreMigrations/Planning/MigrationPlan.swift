@@ -50,6 +50,11 @@ public struct MigrationPlan: Sendable, Hashable, Codable, CustomStringConvertibl
         /// those that depend on them. In ``pending`` only when the plan includes them
         /// (`plan(postDeploy: true)`).
         public internal(set) var postDeploy: [Version] = []
+        /// The ordinary migrations among ``postDeploy``: registered without the option, held only
+        /// because they wait for a post-deploy one. A run without the post-deploy steps refuses
+        /// to start while there are any (``MigrationError/heldBehindPostDeploy(manager:store:migrations:postDeploy:)``);
+        /// always empty in a plan that includes the post-deploy steps.
+        public internal(set) var heldBehindPostDeploy: [Version] = []
         /// The pending resumable migrations that have committed batches: how far each has got,
         /// where it resumes, and the time left at the measured rate.
         public internal(set) var inProgress: [StepProgress]
@@ -116,7 +121,8 @@ public struct MigrationPlan: Sendable, Hashable, Codable, CustomStringConvertibl
 
     /// Why `run()` would refuse to start, before running anything: stores
     /// newer than the app under ``NewerStorePolicy/fail``, late migrations under
-    /// ``LateMigrationPolicy/fail``. Empty when the plan can run.
+    /// ``LateMigrationPolicy/fail``, edited migrations under ``FingerprintPolicy/fail``, ordinary
+    /// migrations held behind a post-deploy one. Empty when the plan can run.
     public var blockingErrors: [MigrationError] {
         managers.compactMap { manager in
             if manager.newerStore == .fail, let level = manager.level {
@@ -129,15 +135,31 @@ public struct MigrationPlan: Sendable, Hashable, Codable, CustomStringConvertibl
             if manager.fingerprintPolicy == .fail, !manager.changedFingerprints.isEmpty {
                 return .fingerprintsChanged(manager: manager.name, store: manager.store, changes: manager.changedFingerprints)
             }
+            if !manager.heldBehindPostDeploy.isEmpty {
+                return .heldBehindPostDeploy(
+                    manager: manager.name, store: manager.store, migrations: manager.heldBehindPostDeploy,
+                    postDeploy: pendingPostDeployMigrations)
+            }
             return nil
+        }
+    }
+
+    /// The migrations registered post-deploy that have not run, in manager order.
+    private var pendingPostDeployMigrations: [MigrationReference] {
+        managers.flatMap { manager in
+            let ordinary = Set(manager.heldBehindPostDeploy)
+            return manager.postDeploy.filter { !ordinary.contains($0) }.map { MigrationReference(manager: manager.name, version: $0) }
         }
     }
 
     /// Lists each manager's post-deploy migrations (`versions`, by manager), and the steps held
     /// back from ``steps``; a held resumable migration's progress (from `records`) stays listed.
-    mutating func setPostDeploy(_ versions: [[Version]], heldSteps: [PlannedStep], records: [MigrationRecord]) {
+    mutating func setPostDeploy(
+        _ versions: [[Version]], ordinary: [[Version]], heldSteps: [PlannedStep], records: [MigrationRecord]
+    ) {
         for index in managers.indices where !versions[index].isEmpty {
             managers[index].postDeploy = versions[index]
+            managers[index].heldBehindPostDeploy = ordinary[index]
             let listed = Set(managers[index].pending + versions[index])
             managers[index].inProgress = records[index].inProgress.filter { listed.contains($0.version) }
         }

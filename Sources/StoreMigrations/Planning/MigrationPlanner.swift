@@ -21,14 +21,15 @@ struct PlanningInput: Sendable {
     let hasHook: Bool
     /// The positions of the migrations registered post-deploy, ascending; usually none.
     var postDeploy: [Int] = []
+    /// By position, whether the migration is resumable (runs in batches); empty when none is.
+    var resumable: [Bool] = []
 }
 
-/// A plan with what running it needs, in plan order: each step's manager, its position among the
-/// manager's versions (-1 for steps that are not migrations), its store, and the edges between
-/// steps (chain and declared).
+/// A plan with what running it needs, in plan order: each step (``Step``) and its manager, its
+/// store, and the edges between steps (chain and declared).
 ///
-/// Only what every step of a run reads is kept: the steps' managers and positions, as the
-/// planner made them (in generation order) with the plan order over them. Stores and edges,
+/// Only what every step of a run reads is kept: the steps and their managers, as the planner
+/// made them (in generation order) with the plan order over them. Stores and edges,
 /// which a run reads once, are derived when a run asks for them, so that `plan()`, which needs
 /// neither, does not make them.
 struct ExecutablePlan: Sendable {
@@ -38,9 +39,8 @@ struct ExecutablePlan: Sendable {
     var stepDeferred: [Bool] = []
     /// Each step's manager, by plan index.
     let stepManagers: StepNumbers
-    /// Each step's position among its manager's versions, by plan index; -1 for steps that are
-    /// not migrations.
-    let stepPositions: StepNumbers
+    /// The steps in generation order; ``step(at:)`` reads them by plan index.
+    fileprivate let generatedSteps: [Step]
     let storeCount: Int
     /// Each manager's record when planned.
     let records: [MigrationRecord]
@@ -51,6 +51,9 @@ struct ExecutablePlan: Sendable {
     /// The edges other than the chain, as generation indices, in the order they were found.
     fileprivate let declaredFrom: [Int]
     fileprivate let declaredTo: [Int]
+
+    /// The step at plan index `index`.
+    func step(at index: Int) -> Step { generatedSteps[stepManagers.generationIndex(of: index)] }
 
     /// Each step's store, by plan index.
     var stepStores: [Int] {
@@ -87,6 +90,9 @@ struct StepNumbers: Sendable {
     var count: Int { generationIndex.count }
 
     subscript(step: Int) -> Int { Int(values[Int(generationIndex[step])]) }
+
+    /// The generation index of the step at plan index `step`.
+    fileprivate func generationIndex(of step: Int) -> Int { Int(generationIndex[step]) }
 }
 
 /// Turns a validated graph and the managers' records into the pending steps, their dependencies
@@ -132,17 +138,19 @@ enum MigrationPlanner {
         var baselineStep = [Int](repeating: -1, count: managers.count)
         for index in managers.indices {
             let start = starts[index]
-            if start.newerStore == .reset { _ = steps.append(manager: index, action: .reset) }
-            if let baseline = start.baseline { baselineStep[index] = steps.append(manager: index, action: .baseline, version: baseline) }
-            for position in start.pendingLate {
-                stepOfNode[graph.firstNode[index] + position] = Int32(steps.append(manager: index, action: .migrate, position: position))
+            if start.newerStore == .reset { _ = steps.append(manager: index, .reset(newerThan: appVersion)) }
+            if let baseline = start.baseline { baselineStep[index] = steps.append(manager: index, .baseline(baseline)) }
+            let versions = managers[index].versions, resumable = inputs[index].resumable
+            func appendMigration(at position: Int) {
+                let migration = Step.Migration(position: position, version: versions[position])
+                let step = !resumable.isEmpty && resumable[position] ? Step.batches(migration) : .migrate(migration)
+                stepOfNode[graph.firstNode[index] + position] = Int32(steps.append(manager: index, step))
             }
-            for position in start.pendingRange {
-                stepOfNode[graph.firstNode[index] + position] = Int32(steps.append(manager: index, action: .migrate, position: position))
-            }
+            for position in start.pendingLate { appendMigration(at: position) }
+            for position in start.pendingRange { appendMigration(at: position) }
             if targets == nil, inputs[index].hasHook, start.newerStore != .ignore, start.newerStore != .fail,
                start.recordedAppVersion != appVersion {
-                _ = steps.append(manager: index, action: .appVersionChange, version: appVersion)
+                _ = steps.append(manager: index, .appVersionChange(to: appVersion))
             }
         }
 
@@ -205,17 +213,27 @@ enum MigrationPlanner {
         }
         let full = order(graph: graph, inputs: inputs, starts: starts, steps: steps, diagnostics: diagnostics)
         guard inputs.contains(where: { !$0.postDeploy.isEmpty }) else { return full }
-        let held = PostDeploy.held(
+        let holder = PostDeploy.held(
             count: steps.count, edges: steps.allEdges(),
-            isPostDeploy: { step in
-                let position = Int(steps.positions[step])
-                return position >= 0 && inputs[Int(steps.managers[step])].postDeploy.contains(position)
+            postDeployRelease: { step in
+                guard let migration = steps.steps[step].migration,
+                      inputs[Int(steps.managers[step])].postDeploy.contains(migration.position)
+                else { return nil }
+                return migration.version.base
             },
-            isHook: { steps.actions[$0] == .appVersionChange })
+            isHook: { steps.steps[$0].kind == .appVersionChange })
+        let held = holder.map { $0 != nil }
         guard held.contains(true) else { return full }
         var versions = [[Version]](repeating: [], count: managers.count)
-        for step in 0..<steps.count where held[step] {
-            versions[Int(steps.managers[step])].append(managers[Int(steps.managers[step])].versions[Int(steps.positions[step])])
+        var ordinary = [[Version]](repeating: [], count: managers.count)
+        // A held step is a migration: hooks are never held, and resets and baselines come first.
+        for step in 0..<steps.count {
+            guard let release = holder[step], let migration = steps.steps[step].migration else { continue }
+            let manager = Int(steps.managers[step])
+            versions[manager].append(migration.version)
+            if !postDeploy, !inputs[manager].postDeploy.contains(migration.position), migration.version.base > release {
+                ordinary[manager].append(migration.version)
+            }
         }
         var executable = full
         var heldSteps: [PlannedStep] = []
@@ -224,7 +242,7 @@ enum MigrationPlanner {
             executable = order(
                 graph: graph, inputs: inputs, starts: starts, steps: steps.keeping(held.map { !$0 }), diagnostics: diagnostics)
         }
-        executable.plan.setPostDeploy(versions, heldSteps: heldSteps, records: inputs.map(\.record))
+        executable.plan.setPostDeploy(versions, ordinary: ordinary, heldSteps: heldSteps, records: inputs.map(\.record))
         return executable
     }
 
@@ -319,11 +337,7 @@ enum MigrationPlanner {
     /// to the memory as to the work.
     private struct GeneratedSteps {
         var managers: [Int32] = []
-        var actions: [PlannedStep.Action] = []
-        /// Each step's position among its manager's versions; -1 for steps that are not migrations.
-        var positions: [Int32] = []
-        /// The version of each step that is not a migration, by step (none for a reset).
-        var otherVersions: [Int: Version] = [:]
+        var steps: [Step] = []
         var edgeFrom: [Int] = []
         var edgeTo: [Int] = []
 
@@ -331,22 +345,14 @@ enum MigrationPlanner {
 
         mutating func reserveCapacity(_ capacity: Int) {
             managers.reserveCapacity(capacity)
-            actions.reserveCapacity(capacity)
-            positions.reserveCapacity(capacity)
+            steps.reserveCapacity(capacity)
         }
 
-        /// Adds a migration (`position`) or another step (`version`, if it records one).
-        mutating func append(manager: Int, action: PlannedStep.Action, position: Int = -1, version: Version? = nil) -> Int {
-            let step = managers.count
+        mutating func append(manager: Int, _ step: Step) -> Int {
+            let index = managers.count
             managers.append(Int32(manager))
-            actions.append(action)
-            positions.append(Int32(position))
-            if let version { otherVersions[step] = version }
-            return step
-        }
-
-        func version(of step: Int, in graph: MigrationGraph) -> Version? {
-            positions[step] >= 0 ? graph.managers[Int(managers[step])].versions[Int(positions[step])] : otherVersions[step]
+            steps.append(step)
+            return index
         }
 
         mutating func addEdge(from predecessor: Int, to step: Int) {
@@ -434,8 +440,7 @@ enum MigrationPlanner {
             var newIndex = [Int](repeating: -1, count: count)
             var result = GeneratedSteps()
             for step in 0..<count where kept[step] {
-                newIndex[step] = result.append(
-                    manager: Int(managers[step]), action: actions[step], position: Int(positions[step]), version: otherVersions[step])
+                newIndex[step] = result.append(manager: Int(managers[step]), steps[step])
             }
             for edge in edgeFrom.indices where kept[edgeTo[edge]] && kept[edgeFrom[edge]] {
                 result.addEdge(from: newIndex[edgeFrom[edge]], to: newIndex[edgeTo[edge]])
@@ -453,7 +458,8 @@ enum MigrationPlanner {
     }
 
     /// The applied migrations of `manager` whose recorded fingerprint differs from the registered
-    /// one, ascending; none under ``FingerprintPolicy/ignore``. Both lists ascend by version, so
+    /// one, ascending, then the resumable ones part-way whose progress was committed under another
+    /// fingerprint; none under ``FingerprintPolicy/ignore``. Both lists ascend by version, so
     /// one walk side by side finds them: O(V + applied), and nothing when no migration has a
     /// fingerprint.
     private static func changedFingerprints(of manager: MigrationGraph.Manager, _ input: PlanningInput) -> [FingerprintChange] {
@@ -470,6 +476,19 @@ enum MigrationPlanner {
             changes.append(FingerprintChange(
                 migration: MigrationReference(manager: manager.name, version: version),
                 name: input.names.isEmpty ? nil : input.names[position], recorded: recorded, current: current))
+        }
+        // A resumable migration part-way is compared too: its next batch would run the edited
+        // body from where the earlier one stopped.
+        for progress in input.record.inProgress {
+            let position = MigrationGraph.partition(manager.versions) { $0 >= progress.version }
+            guard position < manager.versions.count, manager.versions[position] == progress.version,
+                  let current = input.fingerprints[position], current.differs(fromRecorded: progress.fingerprint),
+                  let recorded = progress.fingerprint
+            else { continue }
+            changes.append(FingerprintChange(
+                migration: MigrationReference(manager: manager.name, version: progress.version),
+                name: input.names.isEmpty ? nil : input.names[position], recorded: recorded, current: current,
+                isInProgress: true))
         }
         return changes
     }
@@ -541,16 +560,16 @@ enum MigrationPlanner {
                 var firstMigration = 0, migrationCount = 0, consecutive = true
                 var step = runStart
                 repeat {
-                    let action = steps.actions[step]
-                    let position = Int(steps.positions[step])
-                    let version = position >= 0 ? versions[position] : steps.otherVersions[step]
-                    if action == .migrate {
-                        if migrationCount == 0 { firstMigration = position }
-                        consecutive = consecutive && position == firstMigration + migrationCount
+                    let kind = steps.steps[step]
+                    let (action, version) = kind.plannedAction
+                    var stepName: String?
+                    if let migration = kind.migration {
+                        if migrationCount == 0 { firstMigration = migration.position }
+                        consecutive = consecutive && migration.position == firstMigration + migrationCount
                         migrationCount += 1
+                        if !stepNames.isEmpty { stepName = stepNames[migration.position] }
                     }
                     let previousAppVersion = action == .appVersionChange ? starts[manager].recordedAppVersion : nil
-                    let stepName = position >= 0 && !stepNames.isEmpty ? stepNames[position] : nil
                     let plannedStep: PlannedStep
                     if previousAppVersion == nil, stepName == nil, edge == declared.to.count || declared.to[edge] != step {
                         plannedStep = PlannedStep(
@@ -566,9 +585,9 @@ enum MigrationPlanner {
                         }
                         while edge < declaredEnd {
                             let predecessor = declared.from[edge]
+                            let (action, version) = steps.steps[predecessor].plannedAction
                             dependencies.append(PlannedStep.ID(
-                                manager: names[Int(steps.managers[predecessor])], action: steps.actions[predecessor],
-                                version: steps.version(of: predecessor, in: graph)))
+                                manager: names[Int(steps.managers[predecessor])], action: action, version: version))
                             edge += 1
                         }
                         plannedStep = PlannedStep(
@@ -583,9 +602,7 @@ enum MigrationPlanner {
                 if consecutive {
                     pending[manager] = Array(versions[firstMigration..<firstMigration + migrationCount])
                 } else {
-                    pending[manager] = (runStart..<step).filter { steps.actions[$0] == .migrate }.map {
-                        versions[Int(steps.positions[$0])]
-                    }
+                    pending[manager] = (runStart..<step).compactMap { steps.steps[$0].migration?.version }
                 }
                 runStart = step
             }
@@ -609,10 +626,23 @@ enum MigrationPlanner {
         return ExecutablePlan(
             plan: plan,
             stepManagers: StepNumbers(values: steps.managers, generationIndex: generationIndex),
-            stepPositions: StepNumbers(values: steps.positions, generationIndex: generationIndex),
+            generatedSteps: steps.steps,
             storeCount: inputs.reduce(0) { max($0, $1.storeIndex + 1) },
             records: inputs.map(\.record),
             storeOfManager: inputs.map(\.storeIndex),
             planIndex: planIndex, declaredFrom: steps.edgeFrom, declaredTo: steps.edgeTo)
+    }
+}
+
+extension Step {
+    /// The step as the public plan names it: its action and the version it records (none for a
+    /// reset).
+    fileprivate var plannedAction: (PlannedStep.Action, Version?) {
+        switch self {
+        case .migrate(let migration), .batches(let migration): return (.migrate, migration.version)
+        case .baseline(let version): return (.baseline, version)
+        case .reset: return (.reset, nil)
+        case .appVersionChange(let version): return (.appVersionChange, version)
+        }
     }
 }

@@ -7,21 +7,33 @@
 ///
 /// App-version hooks are never held: they run after the manager's other steps, and a hook run
 /// at start-up records that this version has launched, whatever the post-deploy steps are doing.
+///
+/// A held ordinary migration of a later release than the post-deploy migration holding it (the
+/// next release deployed before the previous one's post-deploy step ran) is another matter: the
+/// release's code expects it applied. The planner lists it (``MigrationPlan/Manager/heldBehindPostDeploy``)
+/// and a start-up run refuses to start.
 enum PostDeploy {
-    /// By step, whether it is held; O(steps + edges). `isPostDeploy(step)` says whether the step
-    /// runs a migration registered post-deploy, `isHook(step)` whether it is an app-version hook.
+    /// By step, the release (base version) of the earliest post-deploy migration holding it, or
+    /// `nil` when it is not held; O(steps + edges). `postDeployRelease(step)` gives the release of
+    /// a step that runs a migration registered post-deploy (`nil` for any other step), `isHook(step)`
+    /// whether it is an app-version hook.
     static func held(
-        count: Int, edges: (from: [Int], to: [Int]), isPostDeploy: (Int) -> Bool, isHook: (Int) -> Bool
-    ) -> [Bool] {
-        var held = [Bool](repeating: false, count: count)
-        var stack = (0..<count).filter(isPostDeploy)
-        guard !stack.isEmpty else { return held }
+        count: Int, edges: (from: [Int], to: [Int]), postDeployRelease: (Int) -> Version?, isHook: (Int) -> Bool
+    ) -> [Version?] {
+        var holder = [Version?](repeating: nil, count: count)
+        // Earliest release first: a step is marked once, by the earliest post-deploy migration
+        // reaching it.
+        let roots = (0..<count).compactMap { step in postDeployRelease(step).map { (step, $0) } }.sorted { $0.1 < $1.1 }
+        guard !roots.isEmpty else { return holder }
         let graph = TopologicalOrder(count: count, from: edges.from, to: edges.to)
-        while let step = stack.popLast() {
-            guard !held[step], !isHook(step) else { continue }
-            held[step] = true
-            stack.append(contentsOf: graph.successors(of: step))
+        for (root, release) in roots {
+            var stack = [root]
+            while let step = stack.popLast() {
+                guard holder[step] == nil, !isHook(step) else { continue }
+                holder[step] = release
+                stack.append(contentsOf: graph.successors(of: step))
+            }
         }
-        return held
+        return holder
     }
 }

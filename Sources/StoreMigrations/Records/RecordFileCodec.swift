@@ -113,11 +113,19 @@ struct RecordFileCodec {
         if entry[Field.names] != nil || entry[Field.fingerprints] != nil {
             let names = try texts(Field.names, in: entry, of: manager)
             let fingerprints = try texts(Field.fingerprints, in: entry, of: manager)
-            stored.applied = stored.applied.map { migration in
+            stored.applied = try stored.applied.map { migration throws(Invalid) in
                 let key = migration.version.description
-                return AppliedMigration(
-                    version: migration.version, name: names[key],
-                    fingerprint: fingerprints[key].flatMap(MigrationFingerprint.init(stored:)))
+                var fingerprint: MigrationFingerprint?
+                if let text = fingerprints[key] {
+                    // Dropped, a damaged fingerprint would read as "never recorded" and hide an edit.
+                    guard let parsed = MigrationFingerprint(stored: text) else {
+                        throw Invalid(
+                            manager: manager,
+                            reason: "has a fingerprint of \(key) that is not algorithm:digest (\(text.debugDescription))")
+                    }
+                    fingerprint = parsed
+                }
+                return AppliedMigration(version: migration.version, name: names[key], fingerprint: fingerprint)
             }
         }
         if let progress = entry[Field.inProgress] {

@@ -16,7 +16,7 @@ package enum StoredProgress {
 
     private enum Field {
         static let version = "version", cursor = "cursor", done = "done", total = "total"
-        static let batches = "batches", elapsed = "elapsed"
+        static let batches = "batches", elapsed = "elapsed", fingerprint = "fingerprint"
     }
 
     /// The entries of `list`, or `nil` when it is empty (nothing is stored then).
@@ -28,6 +28,7 @@ package enum StoredProgress {
                 Field.batches: progress.batches, Field.elapsed: progress.elapsed,
             ]
             if let total = progress.total { entry[Field.total] = total }
+            if let fingerprint = progress.fingerprint { entry[Field.fingerprint] = fingerprint.rawValue }
             return entry
         }
     }
@@ -53,9 +54,16 @@ package enum StoredProgress {
                   let done = integer(entry[Field.done]), let batches = integer(entry[Field.batches]),
                   let elapsed = (entry[Field.elapsed] as? NSNumber)?.doubleValue
             else { throw Invalid(reason: "the progress of \(version) lacks its cursor, counts or time") }
+            var fingerprint: MigrationFingerprint?
+            if let stored = entry[Field.fingerprint] {
+                guard let text = stored as? String, let parsed = MigrationFingerprint(stored: text) else {
+                    throw Invalid(reason: "the progress of \(version) has a fingerprint that is not algorithm:digest (\(stored))")
+                }
+                fingerprint = parsed
+            }
             list.append(StepProgress(
                 version: version, cursor: cursor, done: done, total: integer(entry[Field.total]), batches: batches,
-                elapsed: elapsed))
+                elapsed: elapsed, fingerprint: fingerprint))
         }
         return list
     }

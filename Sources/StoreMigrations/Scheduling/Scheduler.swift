@@ -8,21 +8,10 @@ import Foundation
 /// A failed step's transitive dependents are skipped; independent work goes on unless the
 /// failure policy says to stop. Cancelling starts nothing new; running steps finish. The
 /// decisions live in ``SchedulerState``; this class runs them on its own queue.
-final class Scheduler<Success: Sendable>: @unchecked Sendable {
+final class Scheduler: @unchecked Sendable {
     // @unchecked: `state`, `completion` and `undeliveredSkips` are only touched with `lock` held;
     // the rest are constants. (`Synchronization.Mutex` would say so to the compiler, but needs
     // macOS 15 and iOS 18, past this package's platforms.)
-    /// How a step ended.
-    enum Outcome: Sendable {
-        case succeeded(Success)
-        /// The step stopped short without failing (work left for later): its dependents are
-        /// skipped, and independent work goes on whatever the failure policy.
-        case postponed(Success)
-        case failed(any Error)
-        case skipped(because: Int)
-        case cancelled
-    }
-
     struct Result: Sendable {
         var outcome: Outcome
         var startedAt: Date?
@@ -38,7 +27,7 @@ final class Scheduler<Success: Sendable>: @unchecked Sendable {
     // Accesses made with `lock` held never overlap, so Swift's dynamic exclusivity checks (about
     // 80 instructions an access, several a step) are left out for the three.
     private let lock = NSLock()
-    @exclusivity(unchecked) private var state: SchedulerState<Success>
+    @exclusivity(unchecked) private var state: SchedulerState
     @exclusivity(unchecked) private var completion: (@Sendable ([Result]) -> Void)?
     /// Skip notices handed out but not yet delivered: the run completes only after the last one,
     /// so that no event arrives after `run()` returned.
@@ -82,7 +71,7 @@ final class Scheduler<Success: Sendable>: @unchecked Sendable {
     }
 
     /// Call with `lock` held; releases it.
-    private func perform(_ actions: SchedulerState<Success>.Actions) {
+    private func perform(_ actions: SchedulerState.Actions) {
         undeliveredSkips += actions.skipped.count
         var finished = takeCompletionIfDone()
         lock.unlock()

@@ -1,7 +1,7 @@
 /// The bookkeeping of Kahn's algorithm for one run, kept apart from Dispatch so that every
 /// decision is made in one place, under one lock: which steps are ready, which store is busy,
 /// what is skipped when a step fails, and when the run is over.
-struct SchedulerState<Success: Sendable> {
+struct SchedulerState {
     /// What the driver must do after a change of state, outside the lock.
     struct Actions {
         var start: [Int] = []
@@ -11,7 +11,7 @@ struct SchedulerState<Success: Sendable> {
     private var steps: StepGraph
     private let maxConcurrent: Int
     private let failurePolicy: FailurePolicy
-    private(set) var results: [Scheduler<Success>.Result?]
+    private(set) var results: [Scheduler.Result?]
     private var ready = ReadySteps()
     private var storeBusy: [Bool]
     private var waitingForStore: [[Int]]
@@ -37,7 +37,7 @@ struct SchedulerState<Success: Sendable> {
         return actions
     }
 
-    mutating func finish(_ step: Int, with result: Scheduler<Success>.Result) -> Actions {
+    mutating func finish(_ step: Int, with result: Scheduler.Result) -> Actions {
         var actions = Actions()
         record(result, for: step)
         running -= 1
@@ -50,11 +50,11 @@ struct SchedulerState<Success: Sendable> {
         case .failed:
             skipDependents(of: step, &actions)
             if failurePolicy == .stopOnFirstFailure { stop(&actions) }
-        case .postponed:
+        case .stoppedShort:
             skipDependents(of: step, &actions)
         case .cancelled:
             stop(&actions)
-        case .succeeded, .skipped:
+        case .applied, .alreadyApplied, .skipped:
             steps.order.complete(step) { successor in
                 if results[successor] == nil { ready.insert(successor) }
             }
@@ -90,7 +90,7 @@ struct SchedulerState<Success: Sendable> {
         var stack = Array(steps.order.successors(of: failed))
         while let step = stack.popLast() {
             guard results[step] == nil else { continue }
-            record(Scheduler<Success>.Result(outcome: .skipped(because: failed)), for: step)
+            record(Scheduler.Result(outcome: .skipped(because: failed)), for: step)
             actions.skipped.append((step, failed))
             stack.append(contentsOf: steps.order.successors(of: step))
         }
@@ -103,12 +103,12 @@ struct SchedulerState<Success: Sendable> {
         ready.removeAll()
         for index in waitingForStore.indices { waitingForStore[index].removeAll() }
         for step in 0..<steps.count where results[step] == nil && !isRunning[step] {
-            record(Scheduler<Success>.Result(outcome: .cancelled), for: step)
+            record(Scheduler.Result(outcome: .cancelled), for: step)
             actions.skipped.append((step, nil))
         }
     }
 
-    private mutating func record(_ result: Scheduler<Success>.Result, for step: Int) {
+    private mutating func record(_ result: Scheduler.Result, for step: Int) {
         results[step] = result
         finished += 1
     }

@@ -31,7 +31,7 @@ import CSQLite
         })
     }
 
-    func runWithoutTransaction(_ store: SQLiteStore, _ version: Version, _ body: @escaping (Database) throws -> Void) throws -> StepOutcome {
+    func runWithoutTransaction(_ store: SQLiteStore, _ version: Version, _ body: @escaping (Database) throws -> Void) throws -> Outcome {
         try StepExecutor.migrate(version, of: "library", in: store, transaction: .none) { db, _ in try body(db) }
     }
 

@@ -62,7 +62,7 @@ import TestSupport
         #expect(String(decoding: try encoder.encode(plan), as: UTF8.self) == """
             {"appVersion":"1.1","diagnostics":[],"managers":[{"ahead":[],"changedFingerprints":[{"current":"\(MigrationFingerprint(of: "new").rawValue)",\
             "migration":{"manager":"library","version":"1.0"},"name":"create notes","recorded":"\(recorded.rawValue)"}],\
-            "createsStore":false,"deferred":[],"fingerprintPolicy":"warn","inProgress":[],"late":[],"lateNames":{},"latePolicy":"run","level":"1.0","name":"library",\
+            "createsStore":false,"deferred":[],"fingerprintPolicy":"warn","heldBehindPostDeploy":[],"inProgress":[],"late":[],"lateNames":{},"latePolicy":"run","level":"1.0","name":"library",\
             "pending":["1.1"],"postDeploy":[],"store":"library store"}],"postDeploySteps":[],"steps":[{"action":"migrate","dependencies":[],"manager":"library",\
             "name":"add guids","version":"1.1","wave":0}]}
             """)

@@ -31,6 +31,40 @@ import TestSupport
         a.onAppVersionChange { _, current in hooks.append("a:hook@\(current)") }
     }
 
+    /// Issue 26, defect 2: release 2.0 has an ordinary 2.0 and a post-deploy 2.0-1; release 3.0
+    /// adds 3.0 and starts before the post-deploy run. Its start-up never reports up to date: it
+    /// refuses before any step, naming 3.0 and 2.0-1; the post-deploy run then runs both.
+    @Test func theNextReleasesStartUpRefusesWhileThePreviousPostDeployStepWaits() throws {
+        let store = InMemoryStore<[String]>([], name: "orders store")
+        func release(_ appVersion: Version) throws -> MigrationCoordinator {
+            let coordinator = MigrationCoordinator(appVersion: appVersion)
+            let orders = try coordinator.manager("orders", store: store)
+            orders.register("2.0") { $0.append("2.0") }
+            orders.register("2.0-1", options: .postDeploy) { $0.append("2.0-1") }
+            if appVersion >= "3.0" { orders.register("3.0") { $0.append("3.0") } }
+            return coordinator
+        }
+        #expect(try release("2.0").run().succeeded)
+        #expect(store.contents == ["2.0"])
+
+        let next = try release("3.0")
+        let plan = try next.plan()
+        #expect(!plan.isUpToDate)
+        #expect(plan.managers[0].heldBehindPostDeploy == ["3.0"])
+        let refusal = MigrationError.heldBehindPostDeploy(
+            manager: "orders", store: "orders store", migrations: ["3.0"],
+            postDeploy: [MigrationReference(manager: "orders", version: "2.0-1")])
+        #expect(plan.blockingErrors == [refusal])
+        #expect(throws: refusal) { try next.run() }
+        #expect(store.contents == ["2.0"])
+        #expect("\(refusal)".contains("orders@3.0") && "\(refusal)".contains("orders@2.0-1") && "\(refusal)".contains("--post-deploy"))
+
+        #expect(try next.plan(postDeploy: true).managers[0].heldBehindPostDeploy.isEmpty)
+        #expect(try next.run(postDeploy: true).succeeded)
+        #expect(store.contents == ["2.0", "2.0-1", "3.0"])
+        #expect(try next.plan().isUpToDate)
+    }
+
     @Test func startUpRunsLeaveThemAndTheirDependentsAndThePostDeployRunRunsThem() throws {
         let plan = try coordinator.plan()
         #expect(plan.steps.map(\.id.description) == ["a@1.0", "b@1.0", "a@2.0", "a:appVersionChange@2.0"])

@@ -30,6 +30,23 @@ import TestSupport
         return try #require((object?[PreferencesStore.levelsKey] as? [String: Any])?["settings"] as? [String: Any])
     }
 
+    /// A damaged fingerprint is a typed error naming the manager, never dropped: dropped, it
+    /// would read as "recorded before fingerprints" and hide an edit.
+    @Test(arguments: [
+        #"{"settings": {"level": "1.2", "applied": ["1.1", "1.2"], "fingerprints": {"1.2": "damaged"}}}"#,
+        #"{"settings": {"level": "1.1", "applied": ["1.1"], "inProgress": [{"version": "1.2", "cursor": "a", "done": 1, "batches": 1, "elapsed": 0, "fingerprint": "damaged"}]}}"#,
+    ])
+    func aMalformedStoredFingerprintIsATypedError(levels: String) throws {
+        try Data(#"{"StoreMigrations.levels": \#(levels)}"#.utf8).write(to: url)
+        let (coordinator, _) = try launch(fingerprint: "light")
+        #expect {
+            try coordinator.plan()
+        } throws: { error in
+            guard case .unreadableState(let manager, _, let reason) = error as? MigrationError else { return false }
+            return manager == "settings" && reason.contains("fingerprint") && reason.contains("damaged")
+        }
+    }
+
     @Test func aFileOfThePreviousReleaseReadsWithoutAChangeAndKeepsItsFields() throws {
         // As the release before names and fingerprints wrote it, with a field of a later one.
         try Data(#"{"StoreMigrations.levels": {"settings": {"level": "1.1", "applied": ["1.1"], "futureField": 7}}}"#.utf8)

@@ -5,7 +5,7 @@ import Testing
 /// what a failure, a postponed step or a cancellation does to the rest.
 @Suite struct SchedulerStateTests {
     struct Failure: Error {}
-    typealias State = SchedulerState<Int>
+    typealias State = SchedulerState
 
     /// Steps 0 and 1 on store 0, step 2 on store 1; 0 → 1, and 1 → 3 on store 1.
     static func state(maxConcurrentStores: Int = 4, policy: FailurePolicy = .continueIndependentWork) -> State {
@@ -14,7 +14,7 @@ import Testing
             maxConcurrentStores: maxConcurrentStores, failurePolicy: policy)
     }
 
-    static func done(_ value: Int) -> Scheduler<Int>.Result { .init(outcome: .succeeded(value)) }
+    static func done(_ value: Int) -> Scheduler.Result { .init(outcome: .applied(level: Version(value))) }
 
     @Test func readyStepsStartInPlanOrderOneAStore() {
         var state = Self.state()
@@ -62,7 +62,7 @@ import Testing
             steps: StepGraph(stores: [0, 0, 1, 1], storeCount: 2, edgeFrom: [0, 1], edgeTo: [1, 3]),
             maxConcurrentStores: 4, failurePolicy: .stopOnFirstFailure)
         #expect(state.start().start == [0, 2])
-        let actions = state.finish(0, with: .init(outcome: .postponed(0)))
+        let actions = state.finish(0, with: .init(outcome: .stoppedShort(.deferred)))
         #expect(actions.skipped.map(\.step) == [1, 3] && actions.skipped.allSatisfy { $0.because == 0 })
         #expect(!state.isFinished, "a postponed step is no failure: step 2 goes on")
         _ = state.finish(2, with: Self.done(2))

@@ -57,7 +57,7 @@ import Glibc
         let secondIsTrying = DispatchSemaphore(value: 0)
         let secondDone = DispatchSemaphore(value: 0)
         let directory = directory
-        let secondStep = SendableBox<Result<StepOutcome, any Error>>()
+        let secondStep = SendableBox<Result<Outcome, any Error>>()
         DispatchQueue.global().async {
             _ = removed.waitForEvent()
             log.append("second: taking the lock")

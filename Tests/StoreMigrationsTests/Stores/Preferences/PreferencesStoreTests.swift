@@ -488,7 +488,7 @@ private final class Counter: @unchecked Sendable {
 /// Outcomes collected from several threads.
 private final class Outcomes: @unchecked Sendable {
     private let lock = NSLock()
-    private var collected: [StepOutcome?] = []
-    var values: [StepOutcome?] { lock.withLock { collected } }
-    func append(_ outcome: StepOutcome?) { lock.withLock { collected.append(outcome) } }
+    private var collected: [Outcome?] = []
+    var values: [Outcome?] { lock.withLock { collected } }
+    func append(_ outcome: Outcome?) { lock.withLock { collected.append(outcome) } }
 }

@@ -51,14 +51,17 @@ import TestSupport
         #expect(try store.readRecords()["m"]?.appVersion == "2.0")
     }
 
-    @Test func theIgnorePolicyLetsTheStepRunOnANewerStore() throws {
+    /// Under `.ignore`, a store found newer under the lock is left as the plan leaves a store
+    /// newer when planned: nothing of the old app runs, and the step reads as already applied.
+    @Test func theIgnorePolicyLeavesAStoreFoundNewerUnderTheLockAlone() throws {
         let store = RacedStore()
         let coordinator = MigrationCoordinator(appVersion: "1.0")
         let manager = try coordinator.manager("m", store: store)
         manager.newerStorePolicy = .ignore
         manager.register("1.0") { $0.append("old app's 1.0") }
-        #expect(try coordinator.run().succeeded)
-        #expect(store.inner.contents == ["newer app applied 2.0", "old app's 1.0"])
+        let report = try coordinator.run()
+        #expect(report.succeeded && report.steps.map(\.outcome) == [.alreadyApplied(level: "2.0")])
+        #expect(store.inner.contents == ["newer app applied 2.0"])
     }
 
     /// The old app's last step is its app-version hook: found the store newer under the lock
@@ -78,12 +81,16 @@ import TestSupport
         #expect(try store.readRecords()["m"]?.appVersion == "2.0")
     }
 
-    @Test func anOlderAppVersionIsNeverRecordedOverANewerOne() throws {
+    /// A hook runs on every change of the app version, a downgrade too, as long as the store's
+    /// level is one the older app can read: it is told both versions and the older one is recorded.
+    @Test func anOlderAppsHookRunsForTheDowngradeAndRecordsItsVersion() throws {
         let store = InMemoryStore([String](), records: ["m": MigrationRecord(appVersion: "2.0")], name: "s")
-        let outcome = try StepExecutor.appVersionChange(to: "1.5", of: "m", in: store) { _, _ in
-            Issue.record("the hook ran for an older app version")
+        let hooks = EventLog()
+        let outcome = try StepExecutor.appVersionChange(to: "1.5", of: "m", in: store, checks: StepChecks(appVersion: "1.5")) {
+            previous, current in hooks.append("hook \(previous?.description ?? "none") -> \(current)")
         }
-        #expect(outcome == .alreadyApplied(level: nil))
-        #expect(try store.readRecords()["m"]?.appVersion == "2.0")
+        #expect(outcome == .applied(level: nil))
+        #expect(hooks.all == ["hook 2.0 -> 1.5"])
+        #expect(try store.readRecords()["m"]?.appVersion == "1.5")
     }
 }

@@ -17,9 +17,9 @@ final class MigrationRun: MigrationRunControl, Sendable {
     private let executable: ExecutablePlan
     private let phase: Phase
     private let pause = PauseGate()
-    /// The steps that stopped short (deferred, or suspended between batches), so that their
+    /// The steps that stopped short (deferred, or stopped between batches), so that their
     /// dependents are told they are postponed rather than skipped for a failure.
-    private let postponed = PostponedSteps()
+    private let stoppedShort = StoppedShortSteps()
     private let managers: [ManagerDefinition]
     private let observer: (@Sendable (MigrationEvent) -> Void)?
     private let startedAt: Date
@@ -34,15 +34,15 @@ final class MigrationRun: MigrationRunControl, Sendable {
     private final class LockedScheduler: @unchecked Sendable {
         // @unchecked: both properties are only touched with `lock` held.
         private let lock = NSLock()
-        private var scheduler: Scheduler<StepOutcome>?
+        private var scheduler: Scheduler?
         private var cancelled = false
-        var value: Scheduler<StepOutcome>? {
+        var value: Scheduler? {
             get { lock.withLock { scheduler } }
             set { lock.withLock { scheduler = newValue } }
         }
         var isCancelled: Bool { lock.withLock { cancelled } }
         func cancel() {
-            let scheduler = lock.withLock { () -> Scheduler<StepOutcome>? in
+            let scheduler = lock.withLock { () -> Scheduler? in
                 cancelled = true
                 return self.scheduler
             }
@@ -110,13 +110,13 @@ final class MigrationRun: MigrationRunControl, Sendable {
         let steps = StepGraph(
             stores: executable.stepStores, storeCount: executable.storeCount,
             edgeFrom: executable.edgeFrom, edgeTo: executable.edgeTo)
-        let scheduler = Scheduler<StepOutcome>(
+        let scheduler = Scheduler(
             steps: steps, maxConcurrentStores: maxConcurrentStores ?? ProcessInfo.processInfo.activeProcessorCount,
             failurePolicy: failurePolicy,
             execute: { [self] index in execute(index) },
             onSkip: { [self] index, cause in
                 runProgress.finish(step: index)
-                if let cause, postponed.contains(cause) {
+                if let cause, stoppedShort.contains(cause) {
                     observer?(.postponed(executable.plan.steps[index], nil))
                 } else {
                     observer?(.skipped(executable.plan.steps[index], because: cause.map { executable.plan.steps[$0].id }))
@@ -132,7 +132,7 @@ final class MigrationRun: MigrationRunControl, Sendable {
         if self.scheduler.isCancelled { scheduler.cancel() }
     }
 
-    private func execute(_ index: Int) -> Scheduler<StepOutcome>.Result {
+    private func execute(_ index: Int) -> Scheduler.Result {
         // Events carry the planned step; without an observer it is not copied at all (a copy
         // retains its dependency list, a cost runs of many small steps show).
         let observer = self.observer
@@ -142,43 +142,40 @@ final class MigrationRun: MigrationRunControl, Sendable {
             return .init(outcome: .cancelled)
         }
         if case .launch = phase, !executable.stepDeferred.isEmpty, executable.stepDeferred[index] {
-            postponed.insert(index)
+            stoppedShort.insert(index)
             runProgress.finish(step: index)
             observer?(.postponed(executable.plan.steps[index], nil))
-            return .init(outcome: .postponed(.deferred))
+            return .init(outcome: .stoppedShort(.deferred))
         }
         let manager = managers[executable.stepManagers[index]]
         if let observer { observer(.started(executable.plan.steps[index])) }
         let startedAt = Date()
         let start = ContinuousClock.now
-        let outcome: Scheduler<StepOutcome>.Outcome
+        var outcome: Outcome
         do {
-            let result = try manager.perform(executable.work(ofStep: index), StepSource(run: self, step: index))
-            if case .suspended(let progress) = result {
-                observer?(.postponed(executable.plan.steps[index], progress))
-                // Stopped by a cancellation, the run did not do what it was asked: the step ends
-                // as cancelled (its progress stays in the record); stopped by the launch budget, it
-                // is postponed, and the launch succeeds.
-                if isCancelled {
-                    outcome = .cancelled
-                } else {
-                    postponed.insert(index)
-                    outcome = .postponed(result)
-                }
-            } else {
-                outcome = .succeeded(result)
-            }
+            outcome = try manager.perform(executable.step(at: index), StepSource(run: self, step: index))
         } catch {
             outcome = .failed(error)
+        }
+        if case .stoppedShort(let reason) = outcome {
+            if case .betweenBatches(let progress) = reason { observer?(.postponed(executable.plan.steps[index], progress)) }
+            // Stopped by a cancellation, the run did not do what it was asked: the step ends as
+            // cancelled (its progress stays in the record); stopped by the launch budget, it is
+            // postponed, and the launch succeeds.
+            if isCancelled {
+                outcome = .cancelled
+            } else {
+                stoppedShort.insert(index)
+            }
         }
         let duration = (ContinuousClock.now - start).seconds
         runProgress.finish(step: index)
         if let observer {
             switch outcome {
             case .failed(let error): observer(.failed(executable.plan.steps[index], error))
-            case .postponed, .cancelled: break
-            case .succeeded(.alreadyApplied(let level)): observer(.alreadyApplied(executable.plan.steps[index], level: level))
-            default: observer(.finished(executable.plan.steps[index], duration: duration))
+            case .alreadyApplied(let level): observer(.alreadyApplied(executable.plan.steps[index], level: level))
+            case .applied: observer(.finished(executable.plan.steps[index], duration: duration))
+            case .stoppedShort, .cancelled, .skipped: break
             }
         }
         return .init(outcome: outcome, startedAt: startedAt, duration: duration)
@@ -196,7 +193,7 @@ final class MigrationRun: MigrationRunControl, Sendable {
         if runProgress.report(fraction, ofStep: step) { observer?(.progress(executable.plan.steps[step], fraction)) }
     }
 
-    private func report(from results: [Scheduler<StepOutcome>.Result]) -> MigrationReport {
+    private func report(from results: [Scheduler.Result]) -> MigrationReport {
         runProgress.finishRun()
         return ReportBuilder.report(
             executable: executable, managers: managers, results: results, startedAt: startedAt,
@@ -233,7 +230,7 @@ private final class PauseGate: @unchecked Sendable {
 }
 
 /// The steps of a run that stopped short, from any thread.
-private final class PostponedSteps: @unchecked Sendable {
+private final class StoppedShortSteps: @unchecked Sendable {
     // @unchecked: `indices` is only touched with `lock` held.
     private let lock = NSLock()
     private var indices: Set<Int> = []

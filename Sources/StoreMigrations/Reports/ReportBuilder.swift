@@ -4,10 +4,28 @@ import Foundation
 /// each manager's level after the run as the records its steps committed give it.
 enum ReportBuilder {
     static func report(
-        executable: ExecutablePlan, managers: [ManagerDefinition], results: [Scheduler<StepOutcome>.Result],
+        executable: ExecutablePlan, managers: [ManagerDefinition], results: [Scheduler.Result],
         startedAt: Date, duration: TimeInterval, planningDuration: TimeInterval
     ) -> MigrationReport {
         let plan = executable.plan
+        // The scheduler skips a step for whichever of the steps it waits for ended first; when
+        // one failed and another stopped short, that order varies from run to run. The report
+        // names the failure, the earliest in plan order among the steps it waits for, directly
+        // or not: made only for a run with skipped steps.
+        var predecessors: [[Int]] = []
+        func failedCause(of step: Int) -> Int? {
+            if predecessors.isEmpty {
+                predecessors = Array(repeating: [], count: results.count)
+                for (from, to) in zip(executable.edgeFrom, executable.edgeTo) { predecessors[to].append(from) }
+            }
+            var seen = Set<Int>(), stack = predecessors[step], earliest: Int?
+            while let predecessor = stack.popLast() {
+                guard seen.insert(predecessor).inserted else { continue }
+                if case .failed = results[predecessor].outcome { earliest = min(earliest ?? predecessor, predecessor) }
+                stack.append(contentsOf: predecessors[predecessor])
+            }
+            return earliest
+        }
         var levelAfter = executable.records.map(\.level)
         var steps: [MigrationReport.Step] = []
         steps.reserveCapacity(results.count)
@@ -19,24 +37,24 @@ enum ReportBuilder {
             switch result.outcome {
             // A manager's steps run one after the other in plan order: the last one's record,
             // read or committed under the store's lock, holds its level after the run.
-            case .succeeded(.applied(let level)):
+            case .applied(let level):
                 outcome = .applied
                 levelAfter[manager] = level
-            case .succeeded(.alreadyApplied(let level)):
+            case .alreadyApplied(let level):
                 outcome = .alreadyApplied(level: level)
                 levelAfter[manager] = level
-            case .succeeded(.suspended(let progress)), .postponed(.suspended(let progress)):
+            case .stoppedShort(.betweenBatches(let progress)):
                 outcome = .inProgress(progress)
-            case .succeeded(.deferred), .postponed:
+            case .stoppedShort(.deferred):
                 outcome = .deferred
             case .failed(let failure):
                 outcome = .failed(message: "\(failure)")
                 error = failure
-            case .skipped(let cause):
-                if case .postponed = results[cause].outcome {
-                    outcome = .deferred
+            case .skipped:
+                if let failed = failedCause(of: index) {
+                    outcome = .skipped(because: plan.steps[failed].id)
                 } else {
-                    outcome = .skipped(because: plan.steps[cause].id)
+                    outcome = .deferred
                 }
             case .cancelled:
                 outcome = .cancelled

@@ -107,7 +107,7 @@ import TestSupport
         }
         let source = StepSource(run: StoppingRun(), step: 0)
         let stopped = try StepExecutor.migrateInBatches("2", of: "m", in: store, source: source, size: .fixed(10), batch)
-        guard case .suspended(let progress?) = stopped else { Issue.record("not suspended: \(stopped)"); return }
+        guard case .stoppedShort(.betweenBatches(let progress)) = stopped else { Issue.record("not stopped between batches: \(stopped)"); return }
         #expect(progress == StepProgress(version: "2", cursor: "10", done: 10, total: 30, batches: 1, elapsed: progress.elapsed))
         #expect(try store.readRecords()["m"]?.progress(of: "2") == progress)
         #expect(try StepExecutor.migrateInBatches("2", of: "m", in: store, size: .fixed(10), batch) == .applied(level: "2"))

@@ -23,15 +23,22 @@ public struct StepProgress: Sendable, Hashable, Codable, CustomStringConvertible
     /// The seconds the committed batches took, together: their work, not the time between
     /// launches.
     public var elapsed: TimeInterval
+    /// The fingerprint of the registration whose batches committed this progress, when it has
+    /// one: a relaunch with an edited body is compared with it, as an applied migration is.
+    public internal(set) var fingerprint: MigrationFingerprint?
 
     /// Creates the progress of a migration.
-    package init(version: Version, cursor: String, done: Int, total: Int? = nil, batches: Int, elapsed: TimeInterval) {
+    package init(
+        version: Version, cursor: String, done: Int, total: Int? = nil, batches: Int, elapsed: TimeInterval,
+        fingerprint: MigrationFingerprint? = nil
+    ) {
         self.version = version
         self.cursor = cursor
         self.done = done
         self.total = total
         self.batches = batches
         self.elapsed = elapsed
+        self.fingerprint = fingerprint
     }
 
     /// Units per second over the committed batches, or `nil` before any took measurable time.

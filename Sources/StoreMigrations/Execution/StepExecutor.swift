@@ -1,32 +1,38 @@
 import Foundation
 
-/// What a step did to its store.
-package enum StepOutcome: Sendable, Hashable {
-    /// The step ran and its record changed; `level` is the manager's level in the record it
-    /// committed, which the report gives as the level after the run.
-    case applied(level: Version?)
-    /// The record, read again under the store's lock, showed the work done (by another process,
-    /// or another run); nothing ran. `level` is the manager's level as that record gave it.
-    case alreadyApplied(level: Version?)
-    /// A resumable migration stopped between two batches (a launch budget, a pause that ended in
-    /// cancellation, a cancelled run), its progress committed: the next run resumes it.
-    case suspended(StepProgress?)
-    /// A deferred migration, or one depending on it, left for the background.
-    case deferred
-
-    /// Whether the step ran and changed its record, whatever level it left.
-    package var isApplied: Bool {
-        if case .applied = self { return true }
-        return false
-    }
-}
-
 /// The one place that decides, for every kind of step, "already done? skip : do it and record
 /// it". Each function runs inside one ``MigrationStore/transaction(_:_:)``, told which migration
 /// runs and where waits are reported (``TransactionRequest``): the record it looks at
-/// is read again under the store's lock, and the record it changes is committed with the
-/// content, or not at all when anything throws. Stores only lock and commit.
+/// is read again under the store's lock and passed through ``admit(_:_:record:checks:fingerprint:manager:store:)``,
+/// the rules table every kind obeys, and the record it changes is committed with the content,
+/// or not at all when anything throws. Stores only lock and commit.
 package enum StepExecutor {
+    /// Applies the rules of `kind` (``StepRules``) to `record`, read under the store's lock, for
+    /// a step about `version` (the migration's, the baseline mark, the app version of a reset or
+    /// a hook). Returns the outcome that ends the step there, or `nil` when its work is to be
+    /// done; throws when a policy refuses it.
+    static func admit(
+        _ kind: Step.Kind, _ version: Version, record: MigrationRecord?, checks: StepChecks,
+        fingerprint: MigrationFingerprint? = nil, manager: String, store: @autoclosure () -> String
+    ) throws -> Outcome? {
+        let rules = StepRules.of(kind)
+        if rules.appliesNewerStorePolicy, let appVersion = checks.appVersion, let level = record?.level, level.base > appVersion {
+            switch checks.newerStorePolicy {
+            case .ignore: return .alreadyApplied(level: level)
+            case .fail, .reset:
+                throw MigrationError.storeIsNewer(manager: manager, store: store(), level: level, appVersion: appVersion)
+            }
+        }
+        if rules.comparesProgressFingerprint, checks.fingerprintPolicy == .fail, let fingerprint,
+           let progress = record?.progress(of: version), let recorded = progress.fingerprint,
+           fingerprint.differs(fromRecorded: recorded) {
+            throw MigrationError.fingerprintsChanged(manager: manager, store: store(), changes: [FingerprintChange(
+                migration: MigrationReference(manager: manager, version: version), name: nil, recorded: recorded,
+                current: fingerprint, isInProgress: true)])
+        }
+        return rules.done.holds(in: record, for: version) ? .alreadyApplied(level: record?.level) : nil
+    }
+
     /// Runs migration `version` of `manager` unless the record shows it applied, then adds it to
     /// the applied set with when it started and how long it took. The body gets a function that
     /// makes the step's ``MigrationContext`` (with the level read under the lock) on first use;
@@ -36,23 +42,19 @@ package enum StepExecutor {
         _ version: Version, of manager: String, in store: Store, source: StepSource = .standalone,
         carriesContext: Bool = false, transaction mode: TransactionMode = .transactional,
         options: MigrationOptions = MigrationOptions(), label: MigrationLabel = MigrationLabel(),
-        refusingNewerThan appVersion: Version? = nil, _ body: (inout Store.Content, () -> MigrationContext) throws -> Void
-    ) throws -> StepOutcome {
+        checks: StepChecks = .none, _ body: (inout Store.Content, () -> MigrationContext) throws -> Void
+    ) throws -> Outcome {
         let migration = MigrationReference(manager: manager, version: version, name: label.name)
-        func step(_ records: inout [String: MigrationRecord], _ content: inout Store.Content) throws -> StepOutcome {
+        func step(_ records: inout [String: MigrationRecord], _ content: inout Store.Content) throws -> Outcome {
             // One look-up a step: the record is found once, by its index, and changed through
             // it below (hashing the manager's name four times a step showed in runs of many
             // small steps).
             let index = records.index(forKey: manager)
-            let levelBefore: Version?
-            if let index {
-                let record = records.values[index]
-                try refuseNewer(record, of: manager, in: store, than: appVersion)
-                if record.isApplied(version) { return .alreadyApplied(level: record.level) }
-                levelBefore = record.level
-            } else {
-                levelBefore = nil
+            let record = index.map { records.values[$0] }
+            if let done = try admit(.migrate, version, record: record, checks: checks, manager: manager, store: store.description) {
+                return done
             }
+            let levelBefore = record?.level
             let startedAt = Date()
             let start = ContinuousClock.now
             // Made only for a body or a content that asks for it: most steps never do, and an
@@ -96,28 +98,33 @@ package enum StepExecutor {
     /// each batch in a transaction of its own that reads the record again under the store's lock
     /// (skipping if another process finished the migration), runs `batch` from the recorded
     /// cursor, and commits the batch's writes with the new progress, or, after the last batch,
-    /// with the migration applied. Between batches, stops with ``StepOutcome/suspended(_:)``
+    /// with the migration applied. Between batches, stops short (``Outcome/stoppedShort(_:)``)
     /// when the run says so (``MigrationRunControl/shouldStopBetweenBatches()``).
     package static func migrateInBatches<Store: MigrationStore>(
         _ version: Version, of manager: String, in store: Store, source: StepSource = .standalone,
         carriesContext: Bool = false, size: BatchSize, options: MigrationOptions = MigrationOptions(),
-        label: MigrationLabel = MigrationLabel(), refusingNewerThan appVersion: Version? = nil, _ batch: (inout Store.Content, BatchRequest) throws -> BatchResult
-    ) throws -> StepOutcome {
+        label: MigrationLabel = MigrationLabel(), checks: StepChecks = .none,
+        _ batch: (inout Store.Content, BatchRequest) throws -> BatchResult
+    ) throws -> Outcome {
         let migration = MigrationReference(manager: manager, version: version, name: label.name)
         var limit = size.initialLimit
         var progress: StepProgress?
         var batches = 0
         while true {
-            if batches > 0, source.run.shouldStopBetweenBatches() { return .suspended(progress) }
+            if batches > 0, let progress, source.run.shouldStopBetweenBatches() { return .stoppedShort(.betweenBatches(progress)) }
             let start = ContinuousClock.now
             let startedAt = Date()
             let request = TransactionRequest(migration: migration, source: source, isBatch: true, options: options)
-            let outcome: BatchOutcome
+            let outcome: BatchCommit
             do {
-                outcome = try store.transaction(request) { records, content -> BatchOutcome in
+                outcome = try store.transaction(request) { records, content -> BatchCommit in
                     let record = records[manager]
-                    if let record { try refuseNewer(record, of: manager, in: store, than: appVersion) }
-                    if let record, record.isApplied(version) { return .alreadyApplied(record.level) }
+                    if let done = try admit(
+                        .batches, version, record: record, checks: checks, fingerprint: label.fingerprint, manager: manager,
+                        store: store.description)
+                    {
+                        return .ended(done)
+                    }
                     let previous = record?.progress(of: version)
                     let context = MigrationContext(
                         manager: manager, version: version, levelBefore: record?.level, run: source.run, step: source.step)
@@ -130,9 +137,13 @@ package enum StepExecutor {
                     let elapsed = (previous?.elapsed ?? 0) + seconds
                     switch result {
                     case let .more(cursor, processed, total):
+                        if let previous, cursor == previous.cursor {
+                            throw MigrationError.batchDidNotAdvance(migration: migration, store: store.description, cursor: cursor)
+                        }
                         let next = StepProgress(
                             version: version, cursor: cursor, done: (previous?.done ?? 0) + processed,
-                            total: total ?? previous?.total, batches: (previous?.batches ?? 0) + 1, elapsed: elapsed)
+                            total: total ?? previous?.total, batches: (previous?.batches ?? 0) + 1, elapsed: elapsed,
+                            fingerprint: label.fingerprint)
                         records[manager, default: MigrationRecord()].setProgress(next)
                         return .committed(next, processed: processed)
                     case .finished:
@@ -146,8 +157,11 @@ package enum StepExecutor {
             }
             batches += 1
             switch outcome {
-            case .alreadyApplied(let level):
-                return batches == 1 ? .alreadyApplied(level: level) : .applied(level: level)
+            case .ended(let done):
+                // Another process finished the migration after this run's first batches.
+                if batches == 1 { return done }
+                if case .alreadyApplied(let level) = done { return .applied(level: level) }
+                return done
             case .finished(let level):
                 return .applied(level: level)
             case let .committed(committed, processed):
@@ -162,11 +176,13 @@ package enum StepExecutor {
     /// Records `version` as `manager`'s baseline mark, unless the manager already has a level
     /// (another process migrated it meanwhile, or the app adopted the library earlier).
     package static func baseline<Store: MigrationStore>(
-        _ version: Version, of manager: String, in store: Store, source: StepSource = .standalone
-    ) throws -> StepOutcome {
+        _ version: Version, of manager: String, in store: Store, source: StepSource = .standalone, checks: StepChecks = .none
+    ) throws -> Outcome {
         try store.transaction(TransactionRequest(migration: nil, source: source)) { records, _ in
+            if let done = try admit(.baseline, version, record: records[manager], checks: checks, manager: manager, store: store.description) {
+                return done
+            }
             var record = records[manager] ?? MigrationRecord()
-            if let level = record.level { return .alreadyApplied(level: level) }
             record.baseline = version
             records[manager] = record
             return .applied(level: record.level)
@@ -178,11 +194,13 @@ package enum StepExecutor {
     /// migrated) the store already, and resetting again would lose its work.
     package static func reset<Store: MigrationStore>(
         _ manager: String, in store: Store, newerThan appVersion: Version, source: StepSource = .standalone
-    ) throws -> StepOutcome {
+    ) throws -> Outcome {
         do {
             return try store.transaction(TransactionRequest(migration: nil, source: source)) { records, content in
-                guard let level = records[manager]?.level, level.base > appVersion else {
-                    return .alreadyApplied(level: records[manager]?.level)
+                if let done = try admit(
+                    .reset, appVersion, record: records[manager], checks: .none, manager: manager, store: store.description)
+                {
+                    return done
                 }
                 try store.rebuild(&content)
                 records[manager] = nil
@@ -194,34 +212,27 @@ package enum StepExecutor {
     }
 
     /// Runs `hook` once for app version `current` and records that version, so that of several
-    /// processes launching together only one runs it. A hook that throws records nothing. Like a
-    /// migration's step, it fails when the record shows the store past `appVersion` (the last step
-    /// of an old replica's run must not report success on a store a newer one migrated).
+    /// processes launching together only one runs it. It runs on every change of the app
+    /// version, a downgrade too (an older app launched on a store whose level it can still read):
+    /// `previous` is the version recorded before. A hook that throws records nothing. Like every
+    /// step, it applies the newer-store policy when the record shows the store past the app (the
+    /// last step of an old replica's run must not report success on a store a newer one migrated).
     package static func appVersionChange<Store: MigrationStore>(
         to current: Version, of manager: String, in store: Store, source: StepSource = .standalone,
-        refusingNewerThan appVersion: Version? = nil, _ hook: (_ previous: Version?, _ current: Version) throws -> Void
-    ) throws -> StepOutcome {
+        checks: StepChecks = .none, _ hook: (_ previous: Version?, _ current: Version) throws -> Void
+    ) throws -> Outcome {
         try store.transaction(TransactionRequest(migration: nil, source: source)) { records, _ in
+            if let done = try admit(
+                .appVersionChange, current, record: records[manager], checks: checks, manager: manager, store: store.description)
+            {
+                return done
+            }
             var record = records[manager] ?? MigrationRecord()
-            try refuseNewer(record, of: manager, in: store, than: appVersion)
-            // A newer app's launch recorded its version meanwhile: an older one never writes over it.
-            if let recorded = record.appVersion, recorded >= current { return .alreadyApplied(level: record.level) }
             try hook(record.appVersion, current)
             record.appVersion = current
             records[manager] = record
             return .applied(level: record.level)
         }
-    }
-
-    /// Throws ``MigrationError/storeIsNewer(manager:store:level:appVersion:)`` when `record`,
-    /// read under the store's lock, shows the store past `appVersion`: another process of a newer
-    /// app migrated it after this run planned (an old replica of a rolling deploy). `nil`: the
-    /// manager's newer-store policy lets it run.
-    private static func refuseNewer<Store: MigrationStore>(
-        _ record: MigrationRecord, of manager: String, in store: Store, than appVersion: Version?
-    ) throws {
-        guard let appVersion, let level = record.level, level.base > appVersion else { return }
-        throw MigrationError.storeIsNewer(manager: manager, store: store.description, level: level, appVersion: appVersion)
     }
 
     /// Records `labels` (by version) as the names and fingerprints of `manager`'s applied
@@ -247,26 +258,11 @@ package enum StepExecutor {
 }
 
 /// What one batch's transaction did.
-private enum BatchOutcome {
+private enum BatchCommit {
     case committed(StepProgress, processed: Int)
     case finished(Version?)
-    case alreadyApplied(Version?)
-}
-
-/// The run and step a store's transaction works for: where its context reports progress and
-/// its store reports waits. A reference and an index, so that passing it allocates nothing per
-/// step (a closure capturing the step would).
-package struct StepSource {
-    package let run: any MigrationRunControl
-    package let step: Int
-
-    package init(run: any MigrationRunControl, step: Int) {
-        self.run = run
-        self.step = step
-    }
-
-    /// Steps run outside a coordinator's run (``MigrationManager/reset()``, tests).
-    package static var standalone: StepSource { StepSource(run: StandaloneRun(), step: 0) }
+    /// The rules ended the step before the batch ran (``StepExecutor/admit(_:_:record:checks:fingerprint:manager:store:)``).
+    case ended(Outcome)
 }
 
 /// An error a store throws without knowing which migration it was working for; the step
