@@ -265,7 +265,10 @@ public final class PostgreSQLStore: MigrationStore, @unchecked Sendable {
             while true {
                 // Watched from when the advisory lock is held: a wait for it is no table lock's.
                 var watch: BlockerWatch?
-                let locked = { watch = BlockerWatch(pid: db.serverProcessID, parameters: self.parameters, store: self.name, after: lockTimeout / 2) }
+                let locked = {
+                    _ = watch?.stop()
+                    watch = BlockerWatch(pid: db.serverProcessID, parameters: self.parameters, store: self.name, after: lockTimeout / 2)
+                }
                 do {
                     let result = try attempt(request, on: db, setting: setting, locked: locked, body)
                     _ = watch?.stop()
@@ -312,7 +315,17 @@ public final class PostgreSQLStore: MigrationStore, @unchecked Sendable {
             try advisoryLock.beginLockedTransaction(on: db, waiting: request, yielding: request.isBatch, setting: setting)
             locked()
             if !db.storeTablesExist { try createStoreTables(db) }
-            let before = try records(in: db)
+            let before: [String: MigrationRecord]
+            do {
+                before = try records(in: db)
+            } catch let error as PostgreSQLError where db.storeTablesExist && error.saysATableOrSchemaIsMissing {
+                // Dropped behind the connection (`DROP SCHEMA … CASCADE`, the testing kit's
+                // discard): once more from `BEGIN`, creating them; the flag, now false, keeps this
+                // to one retry. Cleared here, not checked per step, so the common path costs nothing.
+                db.storeTablesExist = false
+                abandon(db)
+                return try attempt(request, on: db, setting: setting, locked: locked, body)
+            }
             var records = before
             // The body gets its own reference: reassigning it cannot swap the store's connection.
             var content = db
@@ -358,13 +371,16 @@ public final class PostgreSQLStore: MigrationStore, @unchecked Sendable {
             do {
                 try advisoryLock.acquireSessionLock(on: db, waiting: request)
                 defer { advisoryLock.releaseSessionLock(on: db) }
-                if !db.storeTablesExist {
-                    try db.execute("BEGIN")
-                    try createStoreTables(db)
-                    try db.execute("COMMIT")
-                    db.storeTablesExist = true
+                try createStoreTablesIfUnknown(db)
+                let before: [String: MigrationRecord]
+                do {
+                    before = try records(in: db)
+                } catch let error as PostgreSQLError where db.storeTablesExist && error.saysATableOrSchemaIsMissing {
+                    // Dropped behind the connection, as in a transactional step.
+                    db.storeTablesExist = false
+                    try createStoreTablesIfUnknown(db)
+                    before = try records(in: db)
                 }
-                let before = try records(in: db)
                 var records = before
                 var content = db
                 let result = try body(&records, &content)
@@ -383,6 +399,15 @@ public final class PostgreSQLStore: MigrationStore, @unchecked Sendable {
                 throw error
             }
         }
+    }
+
+    /// Creates the record tables in a transaction of their own unless the connection knows they exist.
+    private func createStoreTablesIfUnknown(_ db: PostgreSQLConnection) throws {
+        guard !db.storeTablesExist else { return }
+        try db.execute("BEGIN")
+        try createStoreTables(db)
+        try db.execute("COMMIT")
+        db.storeTablesExist = true
     }
 
     // MARK: Reading outside migrations
