@@ -22,8 +22,9 @@ import StoreMigrations
 /// opens one session, not five. While armed past that delay it polls every 20 ms.
 ///
 /// `@unchecked Sendable`: its mutable state is read and written only with `lock` held, by the
-/// step's thread and the one polling, except `connection`, which only the polling thread uses,
-/// and the step's thread once no poll is under way (``close()``).
+/// step's thread and the one polling, except that the polling thread uses `connection` without
+/// it while `polling` is set: no other poll starts then, and ``close()`` comes after ``disarm()``,
+/// which waits for `polling` to clear.
 final class TableLockWatch: @unchecked Sendable {
     /// A session holding a lock another waits for.
     struct Blocker: Sendable, Hashable {
@@ -52,6 +53,8 @@ final class TableLockWatch: @unchecked Sendable {
     private var polling = false
     private var blocker: Blocker?
     private var cancelled = false
+    private var connecting = false
+    private var closed = false
     private var connection: PostgreSQLConnection?
 
     /// A watch of the step session `pid` (whose server runs `serverVersion`), connecting with
@@ -94,12 +97,30 @@ final class TableLockWatch: @unchecked Sendable {
 
     /// Closes the watch's session, if it opened one; call after ``disarm()``.
     func close() {
-        lock.withLock { connection = nil }
+        lock.withLock {
+            closed = true
+            connection = nil
+        }
     }
 
     private func poll(_ current: Int) {
         lock.lock()
+        // A poll of an attempt armed again (the step retried from `BEGIN` at once) may still be
+        // ending: one poll at a time uses the session.
+        while polling || connecting { lock.wait() }
         guard armed, attempt == current else { return lock.unlock() }
+        if connection == nil {
+            // Connected outside `polling`, so that a step ending meanwhile does not wait for it;
+            // kept for the step's later attempts.
+            connecting = true
+            lock.unlock()
+            let opened = try? PostgreSQLConnection(parameters: parameters, store: store)
+            lock.lock()
+            connecting = false
+            if !closed { connection = opened }
+            lock.broadcast()
+            guard armed, attempt == current else { return lock.unlock() }
+        }
         polling = true
         lock.unlock()
         defer {
@@ -108,10 +129,6 @@ final class TableLockWatch: @unchecked Sendable {
             lock.broadcast()
             lock.unlock()
         }
-        if connection?.isBroken ?? true {
-            connection = try? PostgreSQLConnection(parameters: parameters, store: store)
-        }
-        guard let connection else { return }
         let waitStart = knowsWaitStart ? "extract(epoch FROM clock_timestamp() - l.waitstart)::float8" : "NULL::float8"
         let sql = """
             SELECT l.locktype, \(waitStart), b.pid, b.query,
@@ -127,7 +144,12 @@ final class TableLockWatch: @unchecked Sendable {
         var relationWaitSeen: ContinuousClock.Instant?
         var rowWaitReported = false
         while true {
-            if let row = (try? connection.rows(sql, arguments: arguments))?.first,
+            // A session that broke or did not open is tried again at each poll: a watch without
+            // its session bounds nothing.
+            if connection?.isBroken ?? true {
+                connection = try? PostgreSQLConnection(parameters: parameters, store: store)
+            }
+            if let connection, let row = (try? connection.rows(sql, arguments: arguments))?.first,
                let lockType = try? row[0] as String {
                 let seen = try? row[2] as Int32?
                 let holder = seen.flatMap { $0 }.map { Blocker(pid: $0, query: (try? row[3] as String) ?? "") }
