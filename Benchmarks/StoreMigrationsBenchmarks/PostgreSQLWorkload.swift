@@ -29,11 +29,13 @@ import ThrowawayPostgreSQL
 ///   core `registerResumable` (batch size `.automatic`; each batch its own transaction under the
 ///   store's advisory lock, committing the cursor with the rows), whose body uses the
 ///   connection directly, against a raw libpq loop of the same updates with the same commits:
-///   the baseline replays the batch sizes of the library's run before it.
+///   the baseline replays the batch sizes of the library's run before it;
+/// - `postgresql-watch`: what watching steps for table-lock waits costs, against steps run
+///   without lock retries (see `PostgreSQLWatchCost.swift`).
 struct PostgreSQLWorkload {
     static let parts = [
         "postgresql-steps", "postgresql-launch", "postgresql-replicas", "postgresql-uptodate", "postgresql-transform",
-        "postgresql-batched",
+        "postgresql-batched", "postgresql-watch",
     ]
 
     let parts: Set<String>
@@ -74,6 +76,7 @@ struct PostgreSQLWorkload {
         }
         if parts.contains("postgresql-transform") { results += try rowTransform(connection) }
         if parts.contains("postgresql-batched") { results += try batchedTransform(connection) }
+        if parts.contains("postgresql-watch") { results += try watchCost(connection) }
         return results
         #else
         return []

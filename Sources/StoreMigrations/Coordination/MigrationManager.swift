@@ -190,7 +190,8 @@ public final class MigrationManager<Store: MigrationStore>: @unchecked Sendable 
     /// pause or a cancellation between batches loses no committed batch: the next run, launch or
     /// process resumes after the last one, so each unit is processed once even by a body that is
     /// not idempotent. The migration is recorded applied with its last batch; migrations that
-    /// depend on it never start before.
+    /// depend on it never start before. The exception is a ``CacheStore``, whose files cannot
+    /// commit with its marker: there each batch runs at least once (``CacheStore/batchesAreExactlyOnce``).
     ///
     /// ```swift
     /// library.registerResumable("2.0", deferred: true) { db, batch in

@@ -34,8 +34,9 @@ public struct PostgreSQLError: Error, Sendable, Hashable, CustomStringConvertibl
         /// Another session held the store's advisory lock past the store's lock timeout.
         /// `holderPID` is that session's server process id, read from `pg_locks`, when it could be.
         case lockTimeout(holderPID: Int32?)
-        /// A statement of the step waited for a table or row lock longer than the store's
-        /// `lock_timeout` in each of its `attempts` (see ``PostgreSQLStore/LockRetries``).
+        /// A statement of the step waited for a table lock longer than the store's lock timeout
+        /// in each of its `attempts` (see ``PostgreSQLStore/LockRetries``; row locks are waited
+        /// for without a bound).
         /// `blockerPID` and `blockerQuery` are the server process that held the lock and its
         /// query (its last one, when it sits idle in a transaction), from `pg_blocking_pids` and
         /// `pg_stat_activity`, when a second session could see them.
@@ -105,7 +106,7 @@ public struct PostgreSQLError: Error, Sendable, Hashable, CustomStringConvertibl
             text = "Timed out waiting for the migration lock of \(store): \(message)"
                 + (holder.map { "; it is held by the server process \($0) (pg_locks)" } ?? "") + "."
         case .tableLockTimeout(let pid, let query, let attempts):
-            text = "A statement on \(store) waited for a lock longer than lock_timeout in each of \(attempts) "
+            text = "A statement on \(store) waited for a table lock longer than the lock timeout in each of \(attempts) "
                 + "attempt\(attempts == 1 ? "" : "s"): \(message)"
             if let pid {
                 text += "; the lock is held by the server process \(pid)"

@@ -2,14 +2,25 @@ import Foundation
 import StoreMigrations
 
 extension PostgreSQLStore {
-    /// How a step's statements wait for table locks: each under a short `lock_timeout`, the step
-    /// restarted from its `BEGIN` a bounded number of times when one times out.
+    /// How a step's statements wait for table locks: each at most a short time, the step
+    /// restarted from its `BEGIN` a bounded number of times when one waits longer.
     ///
     /// An `ALTER TABLE` waiting behind one long query takes its place in the table's lock queue
     /// and blocks every query that comes after it, for as long as it waits: the whole service
-    /// stalls behind a report. Under a short `lock_timeout` the statement gives up instead, the
-    /// queue drains, and the step is tried again a little later (GitLab's `with_lock_retries`,
-    /// Django's zero-downtime backends use the same remedy).
+    /// stalls behind a report. Bounded, the statement gives up instead, the queue drains, and the
+    /// step is tried again a little later (GitLab's `with_lock_retries`, Django's zero-downtime
+    /// backends use the same remedy).
+    ///
+    /// Only table locks are bounded. The server's `lock_timeout` bounds every lock wait, rows
+    /// included: a long `UPDATE` behind one row another session holds would be rolled back and
+    /// redone, though its wait stalls no one else. So the step runs with `lock_timeout` off, and
+    /// a second session, opened only when a try is still running half of `lockTimeout` after it
+    /// began and kept for the step's later tries, watches the step's session in `pg_locks`: a
+    /// wait for a table (`relation`) lock longer than `lockTimeout` (counted from the server's
+    /// `waitstart`, PostgreSQL 14 and later; before 14, from when the watch first saw it) is
+    /// cancelled with `pg_cancel_backend`. A wait for a row is reported once as a wait
+    /// (``/StoreMigrations/MigrationEvent/waiting(_:_:)``, naming the row's holder) and lasts
+    /// as long as the row is held, in the same try.
     ///
     /// ```swift
     /// let retries = PostgreSQLStore.LockRetries(lockTimeout: .seconds(1), retries: 10)
@@ -32,8 +43,8 @@ extension PostgreSQLStore {
     /// resumable migrations run without it: neither can be restarted as a whole, and batches
     /// change no schema.
     public struct LockRetries: Sendable, Hashable, Codable, CustomStringConvertible {
-        /// `lock_timeout` for the step's statements, or `nil` to leave the session's (usually
-        /// none: wait for ever) and never retry.
+        /// How long a statement of the step may wait for a table lock, or `nil` to leave the
+        /// session's `lock_timeout` (usually none: wait for ever) and never retry.
         public var lockTimeout: Duration?
         /// How many times a step is tried again after a lock time-out.
         public var retries: Int
@@ -43,7 +54,7 @@ extension PostgreSQLStore {
         public var maximumBackoff: Duration
 
         /// Tries a step `retries + 1` times at most, each statement waiting at most `lockTimeout`
-        /// for a lock.
+        /// for a table lock.
         public init(
             lockTimeout: Duration, retries: Int = 5, backoff: Duration = .milliseconds(500), maximumBackoff: Duration = .seconds(30)
         ) {

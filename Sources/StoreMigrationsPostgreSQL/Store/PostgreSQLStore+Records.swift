@@ -149,3 +149,9 @@ extension PostgreSQLConnection: SQLRecordConnection {
         })
     }
 }
+
+extension PostgreSQLError {
+    /// Whether the server said a table or a schema does not exist (`undefined_table`,
+    /// `invalid_schema_name`): from the read of the records, that their tables were dropped.
+    var saysATableOrSchemaIsMissing: Bool { sqlState == "42P01" || sqlState == "3F000" }
+}

@@ -43,10 +43,11 @@ import StoreMigrations
 ///
 /// ## Table locks
 ///
-/// A step's statements wait for table locks under a short `lock_timeout` (``lockRetries``, 2 s
-/// by default): an `ALTER TABLE` behind a long query gives up its place in the table's lock
-/// queue rather than stalling every query after it, and the step is tried again with backoff;
-/// see ``LockRetries``. A migration registered with ``LockRetries/off`` waits as long as it takes.
+/// A step's statements wait for table locks at most a short time (``lockRetries``, 2 s by
+/// default): an `ALTER TABLE` behind a long query gives up its place in the table's lock queue
+/// rather than stalling every query after it, and the step is tried again with backoff; see
+/// ``LockRetries``. Row locks are waited for as long as they are held, in the same attempt. A
+/// migration registered with ``LockRetries/off`` waits for every lock as long as it takes.
 ///
 /// ## Non-transactional steps
 ///
@@ -259,35 +260,50 @@ public final class PostgreSQLStore: MigrationStore, @unchecked Sendable {
             // Batches change no schema and carry their own state from one to the next: they wait.
             let retries = request.isBatch ? .off : request.options[LockRetriesOption.self] ?? lockRetries
             guard let lockTimeout = retries.lockTimeout else { return try attempt(request, on: db, body) }
-            let setting = "SET LOCAL lock_timeout = '\(Self.milliseconds(lockTimeout))ms'"
+            // The watch bounds the waits for table locks; rows are waited for as long as they are
+            // held, whatever `lock_timeout` the session was given.
+            let setting = "SET LOCAL lock_timeout = 0"
+            let name = self.name
+            let watch = TableLockWatch(
+                pid: db.serverProcessID, serverVersion: db.serverVersion, parameters: parameters, store: name,
+                lockTimeout: lockTimeout
+            ) { holder, statement in
+                request.waiting(StoreWait(
+                    store: name, lock: "a row lock of `\(Self.firstLine(statement))` (waited for without lock_timeout)",
+                    holderProcessID: holder?.pid))
+            }
+            defer { watch.close() }
             var timeOuts = 0
-            var lastBlocker: BlockerWatch.Blocker?
+            var lastBlocker: TableLockWatch.Blocker?
             while true {
-                // Watched from when the advisory lock is held: a wait for it is no table lock's.
-                var watch: BlockerWatch?
-                let locked = { watch = BlockerWatch(pid: db.serverProcessID, parameters: self.parameters, store: self.name, after: lockTimeout / 2) }
                 do {
-                    let result = try attempt(request, on: db, setting: setting, locked: locked, body)
-                    _ = watch?.stop()
+                    // Watched from when the advisory lock is held: a wait for it is no table lock's.
+                    let result = try attempt(request, on: db, setting: setting, locked: watch.arm, body)
+                    _ = watch.disarm()
                     return result
-                } catch let error as PostgreSQLError where error.sqlState == "55P03" {
-                    // The last one seen: a try that timed out before its watch connected saw none.
-                    let blocker = watch?.stop() ?? lastBlocker
+                } catch {
+                    let outcome = watch.disarm()
+                    let failure = error as? PostgreSQLError
+                    // A `lock_timeout` of the body's own still counts as a table lock's time-out, as before.
+                    guard outcome.cancelled || failure?.sqlState == "55P03" else { throw error }
+                    // The last one seen: a try cancelled by a `lock_timeout` of the body's own may have seen none.
+                    let blocker = outcome.blocker ?? lastBlocker
                     lastBlocker = blocker
                     timeOuts += 1
+                    let sql = failure?.sql
                     guard timeOuts <= retries.retries else {
+                        let message = outcome.cancelled
+                            ? "the statement was cancelled after waiting \(Self.milliseconds(lockTimeout)) ms for a table lock"
+                            : failure?.message ?? "\(error)"
                         throw PostgreSQLError(
                             kind: .tableLockTimeout(blockerPID: blocker?.pid, blockerQuery: blocker?.query, attempts: timeOuts),
-                            sqlState: error.sqlState, message: error.message, sql: error.sql, store: name)
+                            sqlState: "55P03", message: message, sql: sql, store: name)
                     }
                     request.waiting(StoreWait(
-                        store: name, lock: "a lock of `\(error.sql.map(Self.firstLine) ?? "a statement")` (lock_timeout "
+                        store: name, lock: "a table lock of `\(sql.map(Self.firstLine) ?? "a statement")` (lock timeout "
                             + "\(Self.milliseconds(lockTimeout)) ms; retry \(timeOuts) of \(retries.retries))",
                         holderProcessID: blocker?.pid))
                     Thread.sleep(forTimeInterval: retries.pause(after: timeOuts).seconds)
-                } catch {
-                    _ = watch?.stop()
-                    throw error
                 }
             }
         }
@@ -312,7 +328,17 @@ public final class PostgreSQLStore: MigrationStore, @unchecked Sendable {
             try advisoryLock.beginLockedTransaction(on: db, waiting: request, yielding: request.isBatch, setting: setting)
             locked()
             if !db.storeTablesExist { try createStoreTables(db) }
-            let before = try records(in: db)
+            let before: [String: MigrationRecord]
+            do {
+                before = try records(in: db)
+            } catch let error as PostgreSQLError where db.storeTablesExist && error.saysATableOrSchemaIsMissing {
+                // Dropped behind the connection (`DROP SCHEMA … CASCADE`, the testing kit's
+                // discard): once more from `BEGIN`, creating them; the flag, now false, keeps this
+                // to one retry. Cleared here, not checked per step, so the common path costs nothing.
+                db.storeTablesExist = false
+                abandon(db)
+                return try attempt(request, on: db, setting: setting, locked: locked, body)
+            }
             var records = before
             // The body gets its own reference: reassigning it cannot swap the store's connection.
             var content = db
@@ -358,13 +384,16 @@ public final class PostgreSQLStore: MigrationStore, @unchecked Sendable {
             do {
                 try advisoryLock.acquireSessionLock(on: db, waiting: request)
                 defer { advisoryLock.releaseSessionLock(on: db) }
-                if !db.storeTablesExist {
-                    try db.execute("BEGIN")
-                    try createStoreTables(db)
-                    try db.execute("COMMIT")
-                    db.storeTablesExist = true
+                try createStoreTablesIfUnknown(db)
+                let before: [String: MigrationRecord]
+                do {
+                    before = try records(in: db)
+                } catch let error as PostgreSQLError where db.storeTablesExist && error.saysATableOrSchemaIsMissing {
+                    // Dropped behind the connection, as in a transactional step.
+                    db.storeTablesExist = false
+                    try createStoreTablesIfUnknown(db)
+                    before = try records(in: db)
                 }
-                let before = try records(in: db)
                 var records = before
                 var content = db
                 let result = try body(&records, &content)
@@ -383,6 +412,15 @@ public final class PostgreSQLStore: MigrationStore, @unchecked Sendable {
                 throw error
             }
         }
+    }
+
+    /// Creates the record tables in a transaction of their own unless the connection knows they exist.
+    private func createStoreTablesIfUnknown(_ db: PostgreSQLConnection) throws {
+        guard !db.storeTablesExist else { return }
+        try db.execute("BEGIN")
+        try createStoreTables(db)
+        try db.execute("COMMIT")
+        db.storeTablesExist = true
     }
 
     // MARK: Reading outside migrations

@@ -82,7 +82,7 @@ public final class Database {
         }
         self.handle = handle
         self.path = path
-        busyWait = BusyWait(timeout: busyTimeout, path: path)
+        busyWait = BusyWait(timeout: busyTimeout, path: path, connection: handle)
         sqlite3_extended_result_codes(handle, 1)
         installBusyHandler()
         switch mode {
@@ -307,9 +307,10 @@ public final class Database {
         case SQLITE_CONSTRAINT where transactionGuard != nil && !isInTransaction: circumstance = .rolledBackTransaction
         default: circumstance = nil
         }
+        let holder = status & 0xFF == SQLITE_BUSY ? busyWait.takeHolder() : nil
         return SQLiteError(
             extendedCode: status, message: String(cString: sqlite3_errmsg(handle)), sql: sql, path: path,
-            circumstance: circumstance, holderProcessID: status & 0xFF == SQLITE_BUSY ? busyWait.takeHolder() : nil)
+            circumstance: circumstance, holderProcessID: holder?.processID, holderIsReader: holder?.isReader ?? false)
     }
 
     /// An error this wrapper reports on SQLite's behalf, with SQLite's code for its kind.

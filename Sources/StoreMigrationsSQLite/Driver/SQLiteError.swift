@@ -32,10 +32,14 @@ public struct SQLiteError: Error, Sendable, Hashable, CustomStringConvertible, L
     /// The rows left pointing at missing parents, when a foreign-key check failed; otherwise
     /// empty. At most 100 are listed.
     public let foreignKeyViolations: [ForeignKeyViolation]
-    /// For `SQLITE_BUSY`, the process that held the database's write lock when the wait gave up,
-    /// where the system tells (Linux's `/proc/locks`); `nil` otherwise. It may be this process,
-    /// through another connection.
+    /// For `SQLITE_BUSY`, the process that held what the wait was for when it gave up: the
+    /// database's write lock, or, for a commit of a rollback-journal database, which waits for
+    /// its readers, a reader's shared lock; where the system tells (Linux's `/proc/locks`), `nil`
+    /// otherwise. It may be this process, through another connection.
     public let holderProcessID: Int32?
+    /// Whether ``holderProcessID`` (or the unknown holder) is a reader the statement waited for,
+    /// rather than the holder of the write lock.
+    let holderIsReader: Bool
 
     /// How many foreign-key violations an error lists at most, so that a broken table of
     /// millions of rows does not make an error of millions of lines.
@@ -70,7 +74,7 @@ public struct SQLiteError: Error, Sendable, Hashable, CustomStringConvertible, L
     init(
         extendedCode: Int32, message: String, sql: String?, path: String,
         foreignKeyViolations: [ForeignKeyViolation] = [], circumstance: Circumstance? = nil,
-        holderProcessID: Int32? = nil
+        holderProcessID: Int32? = nil, holderIsReader: Bool = false
     ) {
         self.code = extendedCode & 0xFF
         self.extendedCode = extendedCode
@@ -80,6 +84,7 @@ public struct SQLiteError: Error, Sendable, Hashable, CustomStringConvertible, L
         self.foreignKeyViolations = foreignKeyViolations
         self.circumstance = circumstance
         self.holderProcessID = holderProcessID
+        self.holderIsReader = holderIsReader
     }
 
     /// The file is not a SQLite database (`SQLITE_NOTADB`), or is encrypted.
@@ -117,6 +122,11 @@ public struct SQLiteError: Error, Sendable, Hashable, CustomStringConvertible, L
         case SQLITE_NOTADB:
             return "The file is not a SQLite database, or it is encrypted. It was left untouched: "
                 + "restore it from a backup or move it aside, then launch again."
+        case SQLITE_BUSY where holderIsReader:
+            return "\(holder) kept reading the database longer than the busy timeout, and a commit "
+                + "waits for every reader of a database with a rollback journal. Nothing was changed. End "
+                + "long reads elsewhere, switch the database to WAL (journalMode: .wal), or raise the "
+                + "store's busyTimeout, then try again."
         case SQLITE_BUSY:
             return "\(holder) kept the database locked longer than the busy "
                 + "timeout. Nothing was changed. End long transactions elsewhere or raise the "
@@ -160,7 +170,7 @@ public struct SQLiteError: Error, Sendable, Hashable, CustomStringConvertible, L
 
     private var holder: String {
         switch holderProcessID {
-        case nil: return "Another connection or process"
+        case nil: return holderIsReader ? "A reader (another connection or process)" : "Another connection or process"
         case getpid(): return "Another connection of this process (pid \(getpid()))"
         case let pid?: return "The process \(pid)"
         }

@@ -410,9 +410,13 @@ public final class SQLiteStore: MigrationStore, @unchecked Sendable {
         }
         guard let request else { return try body(db) }
         return try db.busyWait.reportingWaits(to: {
+            let holder = db.lockHolder
             request.waiting(StoreWait(
-                store: description, lock: "the database's write lock on \(url.lastPathComponent)",
-                holderProcessID: db.writeLockHolder))
+                store: description,
+                lock: holder.isReader
+                    ? "the readers' locks on \(url.lastPathComponent), to commit"
+                    : "the database's write lock on \(url.lastPathComponent)",
+                holderProcessID: holder.processID))
         }) { try body(db) }
     }
 

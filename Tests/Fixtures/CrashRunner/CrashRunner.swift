@@ -9,6 +9,7 @@ import StoreMigrationsSQLite
 ///                           [--slow-library-step SECONDS]
 /// CrashRunner open <dir> <gate>
 /// CrashRunner hold <dir> <prefs|library|thumbnails> <marker>
+/// CrashRunner read <dir> <marker>
 /// CrashRunner rendezvous <dir> <prefs|library|thumbnails> <mine> <theirs> [SECONDS]
 /// CrashRunner cache-reset <dir> <gate> <mine> <theirs> [DELAY]
 /// CrashRunner step <dir> <prefs|thumbnails>
@@ -31,7 +32,8 @@ import StoreMigrationsSQLite
 /// waits for `gate`, then runs the ``CacheResetScenario`` (a newer cache reset by app version
 /// 2.0), meeting the process that creates `theirs` while planning and pausing `DELAY` seconds
 /// after that. `step` applies one migration to one file store, for tests that trace the system
-/// calls of a step. `batched` runs the ``BatchedScenario``, a resumable row transform; `mapped`
+/// calls of a step. `read` holds a read transaction of the scenario's database, left in its journal
+/// mode, from a first read until it is killed, creating `marker` once the read holds its lock. `batched` runs the ``BatchedScenario``, a resumable row transform; `mapped`
 /// the ``MappedScenario``, a resumable schema migration with an entity mapping. `rolling`
 /// waits for `gate`, then runs the ``RollingScenario`` as app `<app version>`, and prints a
 /// `seen <step> <level>` line for each step it found applied, with the level it read under the lock.
@@ -89,6 +91,15 @@ struct CrashRunner {
                     Thread.sleep(forTimeInterval: 600)
                     throw ScenarioError(message: "hold: nobody killed this process")
                 }
+            case "read":
+                guard arguments.count == 1 else { usage() }
+                let marker = URL(fileURLWithPath: arguments[0])
+                try SQLiteStore(url: scenario.databaseURL, journalMode: .keep).read { db in
+                    _ = try db.scalar("SELECT count(*) FROM sqlite_master", as: Int.self)
+                    try touch(marker)
+                    Thread.sleep(forTimeInterval: 600)
+                }
+                throw ScenarioError(message: "read: nobody killed this process")
             case "rendezvous":
                 guard (3...4).contains(arguments.count) else { usage() }
                 let patience = arguments.count == 4 ? Double(arguments[3]) ?? eventWaitBound : eventWaitBound
@@ -211,6 +222,7 @@ struct CrashRunner {
             usage: CrashRunner migrate <dir> [--lock-timeout SECONDS] [--busy-timeout SECONDS] [--wait-for GATE]
                    CrashRunner open <dir> <gate>
                    CrashRunner hold <dir> <prefs|library|thumbnails> <marker>
+                   CrashRunner read <dir> <marker>
                    CrashRunner rendezvous <dir> <prefs|library|thumbnails> <mine> <theirs> [SECONDS]
                    CrashRunner cache-reset <dir> <gate> <mine> <theirs> [DELAY]
                    CrashRunner step <dir> <prefs|thumbnails>

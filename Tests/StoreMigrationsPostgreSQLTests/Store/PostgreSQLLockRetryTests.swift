@@ -74,11 +74,19 @@ import TestSupport
             database.connectionString, lockRetries: .init(lockTimeout: .seconds(1), retries: 2, backoff: .milliseconds(20)))
         let coordinator = MigrationCoordinator(appVersion: "2.0")
         let orders = try coordinator.manager("orders", store: store)
-        orders.register("2.0") { db in try db.execute("ALTER TABLE orders ADD COLUMN currency char(3)") }
+        let attempts = CallCounter()
+        orders.register("2.0") { db in
+            attempts.hit("2.0")
+            try db.execute("ALTER TABLE orders ADD COLUMN currency char(3)")
+        }
+        let waits = WaitLog()
+        coordinator.observer = { event in if case let .waiting(_, wait) = event { waits.append(wait) } }
 
         let error = try #require(throws: MigrationRunError.self) { try coordinator.run() }
         let failure = try #require(error.underlyingError as? PostgreSQLError)
         #expect(failure.kind == .tableLockTimeout(blockerPID: select.pid, blockerQuery: LongSelect.sql, attempts: 3))
+        #expect(attempts["2.0"] == 3)
+        #expect(waits.all.map(\.holderProcessID) == [select.pid, select.pid], "a wait reported before each retry: \(waits.all)")
         #expect(failure.sqlState == "55P03")
         #expect(failure.migration == MigrationReference(manager: "orders", version: "2.0"))
         #expect(failure.description.contains("in each of 3 attempts"))
@@ -89,6 +97,42 @@ import TestSupport
         // The record tables the step created went with its transaction.
         #expect(try database.tables() == ["orders"])
         #expect(try database.advisoryLocks() == 0)
+    }
+
+    /// A row lock is no table lock: an `UPDATE` behind a row another session holds waits for it,
+    /// past the store's lock timeout, in its first and only attempt.
+    @Test func anUpdateBehindARowLockWaitsPastTheLockTimeoutInOneAttempt() throws {
+        let rowHolder = try database.connect()
+        try rowHolder.execute("BEGIN; UPDATE orders SET total = total + 1000 WHERE id = 1")
+        let store = try PostgreSQLStore(
+            database.connectionString, lockRetries: .init(lockTimeout: .milliseconds(100), retries: 5, backoff: .milliseconds(20)))
+        let coordinator = MigrationCoordinator(appVersion: "2.0")
+        let orders = try coordinator.manager("orders", store: store)
+        let attempts = CallCounter()
+        orders.register("2.0") { db in
+            attempts.hit("2.0")
+            try db.execute("UPDATE orders SET total = total * 2")
+        }
+        let waits = WaitLog()
+        coordinator.observer = { event in if case let .waiting(_, wait) = event { waits.append(wait) } }
+        let run = BackgroundRun(coordinator)
+
+        // The UPDATE waits for the row, four times the store's lock timeout and more, as the server counts.
+        try #require(waitUntil {
+            try admin.scalar(
+                """
+                SELECT count(*) FROM pg_locks WHERE NOT granted AND locktype IN ('transactionid', 'tuple')
+                  AND clock_timestamp() - waitstart > interval '400 milliseconds'
+                """, as: Int.self) == 1 || run.isDone
+        })
+        #expect(!run.isDone, "the step waits for the row")
+        try rowHolder.execute("COMMIT")
+        #expect(try run.result().steps.map(\.outcome) == [.applied])
+        #expect(attempts["2.0"] == 1)
+        #expect(try admin.rows("SELECT total FROM orders WHERE id IN (1, 2) ORDER BY id").map { try $0[0] as Int } == [2_002, 4])
+        #expect(try database.record(of: "orders").history == ["2.0"])
+        #expect(waits.all.map(\.holderProcessID) == [rowHolder.serverProcessID], "\(waits.all)")
+        #expect(waits.all.first?.lock.contains("a row lock of `UPDATE orders SET total = total * 2`") == true, "\(waits.all)")
     }
 
     @Test func aStepRegisteredWithoutLockRetriesWaitsForTheSelect() throws {

@@ -8,6 +8,20 @@ import Foundation
 /// > and the migration runs again on the next launch. Write bodies that can run twice: skip work
 /// > already done, and prefer the ``CacheDirectory`` helpers, which are idempotent.
 ///
+/// ### Resumable migrations: each batch at least once
+///
+/// A resumable migration (``MigrationManager/registerResumable(_:dependsOn:batchSize:deferred:options:_:)``)
+/// on a cache keeps its committed batches across kills, launch budgets and pauses, as on any
+/// store: the next launch resumes after the last batch whose progress reached the marker. But a
+/// batch writes its files in place before its progress is recorded, and a directory of files
+/// has no transaction that could publish both at once, so a batch interrupted between the two
+/// (a kill, a full disk when the marker is replaced) runs again from the same cursor: **each
+/// batch at least once**, not exactly once as on the stores that commit data and progress
+/// together (``batchesAreExactlyOnce`` is `false`). Write a batch so that running it twice does
+/// what running it once does: name each output after its unit and replace it whole (write it
+/// aside and ``CacheDirectory/move(_:to:)`` it into place), and never append to a shared file or
+/// keep a count in one.
+///
 /// ```swift
 /// let thumbnails = try coordinator.manager("thumbnails", store: CacheStore(directory: cachesURL))
 /// thumbnails.register("2.0") { cache in
@@ -70,6 +84,11 @@ public final class CacheStore: MigrationStore {
 
     /// Always `true`: a cache can be emptied and rebuilt by the app.
     public var isRebuildable: Bool { true }
+
+    /// Always `false`: a batch of a resumable migration on a cache runs **at least once**. Its
+    /// files are written before its progress reaches the marker, so a batch interrupted between
+    /// the two runs again at the next launch; see "Resumable migrations" above.
+    public var batchesAreExactlyOnce: Bool { false }
 
     /// The directory itself: two store objects for one directory are one store to the scheduler.
     public var identity: StoreIdentity { .file(directory) }

@@ -107,7 +107,8 @@ public final class PreferencesStore: MigrationStore {
     }
 
     /// Under the lock: reads the file again, hands `body` the records and a copy of the
-    /// preferences, and writes both back in one atomic replacement when the records changed.
+    /// preferences, and writes both back in one atomic replacement when either changed; a
+    /// transaction that changes neither writes nothing (no replacement, no `fsync`).
     ///
     /// A live file this process may not write (no write permission, or no write bit at all, as
     /// `chmod a-w` leaves it) is refused with a ``FileStoreError`` before `body` runs: the store
@@ -124,7 +125,8 @@ public final class PreferencesStore: MigrationStore {
             var preferences = snapshot?.preferences ?? Preferences()
             if snapshot != nil { try file.checkReplaceable() }
             let result = try body(&records, &preferences)
-            if stored.update(to: records) {
+            let recordsChanged = stored.update(to: records)
+            if recordsChanged || preferences != (snapshot?.preferences ?? Preferences()) {
                 try save(preferences, records: stored, as: snapshot?.propertyListFormat ?? .binary)
             }
             return result

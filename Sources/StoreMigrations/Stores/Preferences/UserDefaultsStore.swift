@@ -46,7 +46,9 @@ import Foundation
 ///
 /// - **Threads.** A lock per domain, shared by every `UserDefaultsStore` of the process, excludes
 ///   other threads' steps on the same domain: a step reads the domain, runs its body and writes
-///   under it, so a step another thread applied meanwhile is seen and skipped.
+///   under it, so a step another thread applied meanwhile is seen and skipped. ``read()`` and
+///   ``readRecords()`` take it too, so they never see a domain half-written by a step of this
+///   process, nor a level that goes back.
 /// - **Processes.** `UserDefaults` offers no lock across processes. An app and its extension
 ///   sharing an app-group suite can both run a step on it at once: both bodies may run, and the
 ///   last write wins, losing the other's data and record. Run migrations of a shared suite from
@@ -86,8 +88,8 @@ public final class UserDefaultsStore: MigrationStore {
     /// standard defaults the app's bundle identifier (the process name where there is none, as
     /// for a command-line tool or on Linux).
     public let domainName: String
-    /// Excludes other threads of this process from the domain during a step.
-    private let domainLock: NSLock
+    /// Excludes other threads of this process from the domain during a step, and reads from it.
+    private let domainLock: UserDefaultsDomainLock
 
     /// A store kept in the defaults suite `suiteName`, or in the app's standard defaults when it
     /// is `nil`.
@@ -111,34 +113,41 @@ public final class UserDefaultsStore: MigrationStore {
     /// The app's values as the domain holds them now, without ``levelsKey``; empty when the
     /// domain holds nothing.
     ///
+    /// Takes the domain's lock, as a step does, so that it never reads the domain while a step
+    /// of this process rewrites it (on Linux, Foundation rewrites its file in place): it sees the
+    /// domain before or after each step. Inside a step's body, on its thread, it reads without
+    /// waiting, as the step left the domain before its body.
+    ///
     /// - Throws: ``UserDefaultsStoreError`` when the suite cannot be opened or holds a value
     ///   ``Preferences`` cannot.
     public func read() throws -> Preferences {
-        try load().preferences
+        try domainLock.withRead { try load().preferences }
     }
 
-    /// The records kept in the domain; none when it holds none. Reads only: writes nothing and
-    /// takes no lock.
+    /// The records kept in the domain; none when it holds none. Reads only: writes nothing, and
+    /// waits for a step of this process on the domain to finish (see ``read()``).
     ///
     /// - Throws: ``UserDefaultsStoreError/invalidLevels(suite:manager:reason:migration:)`` when
     ///   the records are malformed: never an empty result for them.
     public func readRecords() throws -> [String: MigrationRecord] {
-        try load().records().records
+        try domainLock.withRead { try load().records().records }
     }
 
     /// Under the domain's lock: reads the domain, hands `body` the records and a copy of the
-    /// values, and writes both back in one `setPersistentDomain(_:forName:)` when the records
-    /// changed. A body that throws writes nothing; its error comes out unchanged.
+    /// values, and writes both back in one `setPersistentDomain(_:forName:)` when either
+    /// changed; a transaction that changes neither writes nothing. A body that throws writes
+    /// nothing; its error comes out unchanged.
     public func transaction<T>(
         _ request: TransactionRequest, _ body: (inout [String: MigrationRecord], inout Preferences) throws -> T
     ) throws -> T {
-        try domainLock.withLock {
+        try domainLock.withStep {
             let snapshot = try load()
             var stored = try snapshot.records()
             var records = stored.records
             var preferences = snapshot.preferences
             let result = try body(&records, &preferences)
-            if stored.update(to: records) {
+            let recordsChanged = stored.update(to: records)
+            if recordsChanged || preferences != snapshot.preferences {
                 try save(preferences, records: stored, replacing: snapshot.domain)
             }
             return result
