@@ -30,7 +30,7 @@ import TestSupport
             divergences[kind, default: (seed, 0)].count += 1
         }
         var reports: [String] = []
-        for kind in order.prefix(6) {
+        for kind in order.prefix(12) {
             let (seed, count) = divergences[kind]!
             let shrunk = Shrinker.shrink(ScenarioGenerator.scenario(seed: seed)) { candidate in
                 guard let first = (try? Self.differences(in: candidate))?.first else { return false }
@@ -63,10 +63,28 @@ import TestSupport
     }
 
     /// A difference without its launch, managers and values: the same bug in another scenario.
+    /// Results are told apart by the errors and step outcomes each side names.
     static func kind(of difference: String) -> String {
-        var text = difference
-        if let colon = text.range(of: ": model") { text = String(text[..<colon.lowerBound]) }
-        text = text.replacingOccurrences(of: #"launch \d+ "#, with: "", options: .regularExpression)
-        return text.replacingOccurrences(of: #"m\d+"#, with: "m*", options: .regularExpression)
+        var field = difference
+        var sides = ""
+        if let colon = field.range(of: ": model") {
+            field = String(field[..<colon.lowerBound])
+            let values = difference[colon.upperBound...].components(separatedBy: ", real ")
+            if field.hasSuffix("result"), values.count == 2 {
+                sides = " model " + outcomeWords(values[0]) + " real " + outcomeWords(values[1])
+            }
+        }
+        field = field.replacingOccurrences(of: #"launch \d+ "#, with: "", options: .regularExpression)
+        return field.replacingOccurrences(of: #"m\d+"#, with: "m*", options: .regularExpression) + sides
+    }
+
+    /// The distinct refusals and step outcomes named in a result's text, sorted.
+    private static func outcomeWords(_ text: String) -> String {
+        let pattern = #"(refused\(\[[A-Za-z]+|=[A-Za-z]+(\([A-Za-z]+\))?)"#
+        let regex = try! NSRegularExpression(pattern: pattern)
+        let words = regex.matches(in: text, range: NSRange(text.startIndex..., in: text)).map { match in
+            String(text[Range(match.range, in: text)!])
+        }
+        return "{" + Set(words).sorted().joined(separator: " ") + "}"
     }
 }
