@@ -74,9 +74,9 @@ struct RealRunner<Store: MigrationStore>: Sendable {
         fingerprintTexts = texts
     }
 
-    func outcome() throws -> Outcome {
+    func outcome() throws -> ModelOutcome {
         let log = CallLog(managers: scenario.managers.count)
-        var outcome = Outcome()
+        var outcome = ModelOutcome()
         for (index, launch) in scenario.launches.enumerated() {
             let stores = scenario.managers.indices.map { harness.makeStore($0) }
             var launchOutcome = try run(launch, index: index, tag: "L\(index)", stores: stores, log: log)
@@ -236,9 +236,7 @@ struct RealRunner<Store: MigrationStore>: Sendable {
             level: record.level?.description, baseline: record.baseline?.description, appVersion: record.appVersion?.description,
             applied: record.applied.map { "\($0.version)#\(text($0.fingerprint))" },
             inProgress: record.inProgress.map { progress in
-                // The fingerprint recorded with progress (issue 26, rule 3), once the record keeps one.
-                let recorded = Mirror(reflecting: progress).children.first { $0.label == "fingerprint" }?.value
-                return "\(progress.version)@\(progress.done)#\(text(recorded as? MigrationFingerprint))"
+                "\(progress.version)@\(progress.done)#\(text(progress.fingerprint))"
             })
     }
 
@@ -247,20 +245,11 @@ struct RealRunner<Store: MigrationStore>: Sendable {
         if "\(error)".contains("injected-failure") { return ErrorDescription(kind: ReferenceModel.ErrorKind.injected) }
         guard let error = error as? MigrationError, let child = Mirror(reflecting: error).children.first, let label = child.label
         else { return ErrorDescription(kind: String(describing: type(of: error))) }
-        let kind = modelKinds[label] ?? label
+        let kind = label
         // A post-deploy refusal is compared by its case alone: which held migration it names first is not specified.
         if kind == ReferenceModel.ErrorKind.heldBehindPostDeploy { return ErrorDescription(kind: kind) }
         let manager = Mirror(reflecting: child.value).children.first { $0.label == "manager" }?.value as? String
         return ErrorDescription(kind: kind, manager: manager)
-    }
-
-    /// The `MigrationError` cases of the rules of issue 26, by the name the model gives them.
-    static var modelKinds: [String: String] {
-        [
-            "heldBehindPostDeploy": ReferenceModel.ErrorKind.heldBehindPostDeploy,
-            "batchDidNotAdvance": ReferenceModel.ErrorKind.batchDidNotAdvance,
-            "appVersionIsNewer": ReferenceModel.ErrorKind.appVersionIsNewer,
-        ]
     }
 }
 

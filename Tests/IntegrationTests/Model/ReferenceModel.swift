@@ -23,8 +23,6 @@ struct ReferenceModel {
         static let heldBehindPostDeploy = "heldBehindPostDeploy"
         /// Rule 4 of issue 26.
         static let batchDidNotAdvance = "batchDidNotAdvance"
-        /// Rule 5 of issue 26.
-        static let appVersionIsNewer = "appVersionIsNewer"
     }
 
     struct Progress: Hashable {
@@ -79,9 +77,9 @@ struct ReferenceModel {
     }
 
     /// The outcome of every launch of `scenario`, in order.
-    static func outcome(of scenario: ModelScenario) -> Outcome {
+    static func outcome(of scenario: ModelScenario) -> ModelOutcome {
         var model = ReferenceModel(scenario)
-        var outcome = Outcome()
+        var outcome = ModelOutcome()
         for (index, launch) in scenario.launches.enumerated() {
             model.calls = scenario.managers.map { _ in [] }
             var launchOutcome = model.run(launch, index: index, tag: "L\(index)")
@@ -214,25 +212,32 @@ struct ReferenceModel {
             }
         }
 
-        // Post-deploy: those migrations and everything after them (hooks excepted) are held.
-        var held = Set<Int>()
-        var stack = steps.indices.filter { index in
-            if case .migrate(let migration) = steps[index].action { return migration.postDeploy }
-            return false
+        // Post-deploy: those migrations and everything after them (hooks excepted) are held,
+        // each step by the earliest release (base version) of the post-deploy migrations holding it.
+        var holder: [Int: Version] = [:]
+        let roots = steps.indices.compactMap { index -> (Int, Version)? in
+            if case .migrate(let migration) = steps[index].action, migration.postDeploy { return (index, migration.version.base) }
+            return nil
+        }.sorted { $0.1 < $1.1 }
+        for (root, release) in roots {
+            var stack = [root]
+            while let index = stack.popLast() {
+                if holder[index] != nil { continue }
+                if case .hook = steps[index].action { continue }
+                holder[index] = release
+                stack += steps.indices.filter { steps[$0].predecessors.contains(index) }
+            }
         }
-        while let index = stack.popLast() {
-            if held.contains(index) { continue }
-            if case .hook = steps[index].action { continue }
-            held.insert(index)
-            stack += steps.indices.filter { steps[$0].predecessors.contains(index) }
-        }
+        let held = Set(holder.keys)
         for index in held.sorted() {
             if case .migrate(let migration) = steps[index].action {
                 summaries[steps[index].manager].postDeploy.append(migration.version.description)
             }
         }
+        // An ordinary migration of a later release held behind an earlier release's post-deploy
+        // one: the start-up refuses (the same release's dependents just wait).
         let heldOrdinary = held.sorted().filter { index in
-            if case .migrate(let migration) = steps[index].action { return !migration.postDeploy }
+            if case .migrate(let migration) = steps[index].action { return !migration.postDeploy && migration.version.base > holder[index]! }
             return false
         }
         if !launch.runsPostDeploy, !heldOrdinary.isEmpty {
@@ -341,13 +346,9 @@ struct ReferenceModel {
             records[manager].baseline = version
             return "applied"
         case .hook(let version):
+            // Rule 5: the hook runs on every change of app version, a downgrade too.
             let recorded = records[manager].appVersion
-            if let recorded, recorded > version {
-                // Rule 5: a newer app version's hook ran; the newer-store policy decides.
-                if spec.newerStore == .fail { return "failed(\(ErrorKind.appVersionIsNewer))" }
-            } else if recorded == version {
-                return "alreadyApplied"
-            }
+            if recorded == version { return "alreadyApplied" }
             calls[manager].append("\(tag) hook \(recorded?.description ?? "none")->\(version)")
             if launch.failingHooks.contains(manager) { return "failed(\(ErrorKind.injected))" }
             records[manager].appVersion = version

@@ -6,7 +6,7 @@ import TestSupport
 /// The four store kinds a scenario runs on, each counting bodies' work in its own data.
 enum StoreHarnesses {
     /// Runs `scenario` on the real coordinator with its store kind, stores kept under `folder`.
-    static func outcome(of scenario: ModelScenario, in folder: TemporaryFolder) throws -> Outcome {
+    static func outcome(of scenario: ModelScenario, in folder: TemporaryFolder) throws -> ModelOutcome {
         let count = scenario.managers.count
         let folder = folder.url
         switch scenario.storeKind {

@@ -1,7 +1,7 @@
 /// What the model predicts and the real coordinator does for a scenario, in the same observable,
 /// stable terms: per manager the plan's fields and steps, each body's calls in order, each step's
 /// outcome, the records and the stores' data after each launch, and errors by case and manager.
-struct Outcome: Sendable, Hashable {
+struct ModelOutcome: Sendable, Hashable {
     var launches: [LaunchOutcome] = []
 }
 
@@ -66,10 +66,10 @@ struct LaunchOutcome: Sendable, Hashable {
     var content: [[String: Int]] = []
 }
 
-extension Outcome {
+extension ModelOutcome {
     /// Every difference between the model's outcome (`self`) and the real one, one line each;
     /// empty when they agree.
-    func differences(from real: Outcome) -> [String] {
+    func differences(from real: ModelOutcome) -> [String] {
         var lines: [String] = []
         for index in 0..<max(launches.count, real.launches.count) {
             guard index < launches.count, index < real.launches.count else {
