@@ -261,6 +261,12 @@ public final class MigrationManager<Store: MigrationStore>: @unchecked Sendable 
     /// store itself. If the process dies between the closure and the record, the closure runs
     /// again at the next launch: make it idempotent. If one closure throws, the later ones do not
     /// run, nothing is recorded, and all of them run again at the next launch.
+    ///
+    /// A change means any change: an older app launched after a newer one (a downgrade, or an old
+    /// replica restarting during a rolling deploy) runs the closure too, with `previous` newer than
+    /// `current`, and records its own version. Only the store's level decides whether an older app
+    /// may run at all: a level past the app version applies ``newerStorePolicy``, to this step as to
+    /// every other, and the closure does not run.
     public func onAppVersionChange(_ hook: @escaping @Sendable (_ previous: Version?, _ current: Version) throws -> Void) {
         lock.withLock { hooks.append(hook) }
     }
