@@ -1,0 +1,116 @@
+import Foundation
+#if canImport(SQLite3)
+import SQLite3
+#else
+import CSQLite
+#endif
+import StoreMigrations
+import StoreMigrationsSQLite
+
+/// The fleet's up-to-date check over folders of SQLite tenant files (issue 27): `plan()` of a
+/// ``MigrationFleet`` over a ``SQLiteTenantFolder`` whose every tenant has its five migrations
+/// applied, against raw SQLite listing the same folder, opening each file read-only and reading
+/// its records (both tables) with the C API, one file after another. The library's check runs
+/// as it ships (as many tenants at once as there are processors) and with one tenant at a time,
+/// the baseline's way. Peak memory is read for the check of each folder: its growth from the
+/// small folder to the large one is what a fleet ten times larger costs.
+struct FleetUpToDateWorkload {
+    let small: Int
+    let large: Int
+    let timer: Timer
+
+    static let versions: [Version] = ["1.0", "1.1", "1.2", "2.0", "2.1"]
+
+    @Sendable static func template(_ tenant: Tenant, _ coordinator: MigrationCoordinator) throws {
+        let library = try coordinator.manager("library", store: SQLiteStore(url: tenant.url!))
+        library.register("1.0") { db in try db.execute("CREATE TABLE note(id integer PRIMARY KEY, title text)") }
+        library.register("1.1") { db in try db.execute("ALTER TABLE note ADD COLUMN body text") }
+        library.register("1.2") { db in try db.execute("CREATE INDEX note_title ON note(title)") }
+        library.register("2.0") { db in try db.execute("ALTER TABLE note ADD COLUMN pinned integer NOT NULL DEFAULT 0") }
+        library.register("2.1") { db in try db.execute("INSERT INTO note(title, body) VALUES ('welcome', 'hello')") }
+    }
+
+    func run() throws -> [Measurement] {
+        let root = try temporaryDirectory("fleet")
+        defer { try? FileManager.default.removeItem(at: root) }
+        // One tenant migrated by the library, copied: every tenant's file is the same bytes.
+        let seed = root.appendingPathComponent("seed.sqlite")
+        let seeded = try MigrationFleet(appVersion: "2.1", tenants: TenantList([Tenant("seed", url: seed)]), template: Self.template)
+            .migrate()
+        precondition(seeded.migrated == 1)
+        let seedBytes = try Data(contentsOf: seed)
+        var folders: [Int: URL] = [:]
+        for count in [small, large] {
+            let folder = root.appendingPathComponent("\(count)", isDirectory: true)
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            let progress = ProgressLine(label: "\(count) tenant files")
+            for index in 0..<count {
+                try seedBytes.write(to: folder.appendingPathComponent(String(format: "tenant-%05d.sqlite", index)))
+                progress.update(index + 1, of: count)
+            }
+            folders[count] = folder
+        }
+
+        var rows: [Measurement] = []
+        var peaks: [Int: Double] = [:]
+        for count in [small, large] {
+            let folder = folders[count]!
+            let fleet = MigrationFleet(appVersion: "2.1", tenants: SQLiteTenantFolder(folder: folder), template: Self.template)
+            func check(inFlight: Int?) throws {
+                let plan = try fleet.plan(maxTenantsInFlight: inFlight)
+                precondition(plan.isUpToDate && plan.upToDate == count, "\(plan)")
+            }
+            let shipped = try timer.compare(
+                measuringMemory: true, library: { try check(inFlight: nil) }, baseline: { try Self.readByHand(folder, expecting: count) })
+            let oneAtATime = try timer.compare(library: { try check(inFlight: 1) }, baseline: { try Self.readByHand(folder, expecting: count) })
+            peaks[count] = shipped.library.peakMiB
+            rows.append(Measurement(
+                workload: "fleet: up-to-date check of \(count) SQLite tenant files (5 applied each)",
+                metric: "fleet plan(), \(ProcessInfo.processInfo.activeProcessorCount) tenants at once, vs raw SQLite reading each file's records in turn",
+                runs: timer.runs, libraryMedian: shipped.library.median, baselineMedian: shipped.baseline.median,
+                target: count >= 10_000 ? "≤ 2 s" : "(none)", libraryPeakMiB: shipped.library.peakMiB, baselinePeakMiB: shipped.baseline.peakMiB))
+            rows.append(Measurement(
+                workload: "fleet: up-to-date check of \(count) SQLite tenant files (5 applied each)",
+                metric: "fleet plan(maxTenantsInFlight: 1) vs the same raw SQLite reads",
+                runs: timer.runs, libraryMedian: oneAtATime.library.median, baselineMedian: oneAtATime.baseline.median, target: "(none)"))
+        }
+        if let smallPeak = peaks[small], let largePeak = peaks[large] {
+            var growth = Measurement(
+                workload: "fleet: peak memory growth of the check, \(small) to \(large) tenant files",
+                metric: "peak RSS of plan() over \(large) files minus over \(small) files, in MiB (the library and baseline columns hold MiB, not seconds)",
+                runs: timer.runs, libraryMedian: largePeak - smallPeak, baselineMedian: nil, target: "≤ 10 MiB")
+            growth.note = "peaks: \(String(format: "%.1f", smallPeak)) MiB and \(String(format: "%.1f", largePeak)) MiB"
+            rows.append(growth)
+        }
+        return rows
+    }
+
+    /// The baseline: the folder listed with `readdir`, each `*.sqlite` file opened read-only and
+    /// both record tables read with the C API, its level and applied set compared with the
+    /// five registered versions.
+    static func readByHand(_ folder: URL, expecting count: Int) throws {
+        guard let directory = opendir(folder.path) else { throw RawSQLiteError(message: "opendir \(folder.path)") }
+        defer { closedir(directory) }
+        let expected = Set(versions.map(\.description))
+        var upToDate = 0
+        while let entry = readdir(directory) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            guard name.hasSuffix(".sqlite") else { continue }
+            var handle: OpaquePointer?
+            defer { sqlite3_close_v2(handle) }
+            guard sqlite3_open_v2(folder.path + "/" + name, &handle, SQLITE_OPEN_READONLY, nil) == SQLITE_OK else {
+                throw RawSQLiteError(message: "open \(name)")
+            }
+            var statement: OpaquePointer?
+            let sql = "SELECT manager, version FROM store_migrations_history UNION ALL SELECT manager, level FROM store_migrations_levels"
+            guard sqlite3_prepare_v2(handle, sql, -1, &statement, nil) == SQLITE_OK else { throw RawSQLiteError(message: sql) }
+            defer { sqlite3_finalize(statement) }
+            var applied = Set<String>()
+            while sqlite3_step(statement) == SQLITE_ROW {
+                if let text = sqlite3_column_text(statement, 1) { applied.insert(String(cString: text)) }
+            }
+            if applied == expected { upToDate += 1 }
+        }
+        precondition(upToDate == count, "\(upToDate) of \(count) up to date by hand")
+    }
+}
