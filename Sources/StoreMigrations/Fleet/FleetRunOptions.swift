@@ -1,6 +1,6 @@
 import Foundation
 
-/// How ``MigrationFleet/migrate(_:observer:)`` runs a fleet: how many tenants at once, how many
+/// How ``MigrationFleet/migrate(_:observer:)-95oxv`` runs a fleet: how many tenants at once, how many
 /// failures it accepts, and which tenants go first.
 ///
 /// ```swift

@@ -7,13 +7,16 @@ import Foundation
 /// canary waves.
 ///
 /// ```swift
-/// let fleet = MigrationFleet(appVersion: "2.1", tenants: TenantList(keys: customerKeys)) { tenant, coordinator in
-///     let orders = try coordinator.manager("orders", store: SQLiteStore(url: folder.appending(path: "\(tenant.key).sqlite")))
+/// let tenants = TenantList(keys: customerKeys)
+/// let fleet = MigrationFleet(appVersion: "2.1", tenants: tenants) { tenant, coordinator in
+///     let url = folder.appendingPathComponent("\(tenant.key).sqlite")
+///     let orders = try coordinator.manager("orders", store: SQLiteStore(url: url))
 ///     orders.register("2.0") { db in try db.execute("ALTER TABLE orders ADD COLUMN reference text") }
 ///     orders.register("2.1") { db in try db.execute("UPDATE orders SET reference = id") }
 /// }
 /// print(try fleet.plan())   // 842 tenants: orders@2.0, orders@2.1 (…)
-/// let report = try fleet.migrate(FleetRunOptions(maxTenantsInFlight: 8, failureBudget: .failures(3), canary: .first(20)))
+/// let report = try fleet.migrate(
+///     FleetRunOptions(maxTenantsInFlight: 8, failureBudget: .failures(3), canary: .first(20)))
 /// ```
 ///
 /// The fleet reads its tenants as a stream (``TenantSource``) and keeps nothing per tenant but
@@ -102,7 +105,7 @@ public final class MigrationFleet: Sendable {
     }
 
     /// Migrates every tenant that is not up to date from asynchronous code, the work on the
-    /// fleet's threads; as ``migrate(_:observer:)``.
+    /// fleet's threads; as ``migrate(_:observer:)-95oxv``.
     public func migrate(
         _ options: FleetRunOptions = FleetRunOptions(), observer: (@Sendable (FleetEvent) -> Void)? = nil
     ) async throws -> FleetReport {

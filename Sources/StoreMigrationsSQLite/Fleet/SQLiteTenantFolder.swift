@@ -5,7 +5,7 @@ import Glibc
 import StoreMigrations
 
 /// A fleet's tenants as the SQLite files of a folder: one tenant per file whose name matches a
-/// pattern, its key the file's name without its extension and its ``Tenant/url`` the file.
+/// pattern, its key the file's name without its extension and its ``/StoreMigrations/Tenant/url`` the file.
 ///
 /// ```swift
 /// let tenants = SQLiteTenantFolder(folder: accountsFolder, pattern: "*.sqlite")
