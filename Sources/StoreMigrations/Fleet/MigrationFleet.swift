@@ -219,7 +219,16 @@ public final class MigrationFleet: Sendable {
         defer { running.wait() }
         while true {
             places.wait()
-            guard let tenant = try next() else {
+            // Every place taken is given back, whatever `next` does: libdispatch traps when a
+            // semaphore is released below its initial value.
+            let taken: Tenant?
+            do {
+                taken = try next()
+            } catch {
+                places.signal()
+                throw error
+            }
+            guard let tenant = taken else {
                 places.signal()
                 return
             }
