@@ -6,9 +6,9 @@ import Testing
 /// other). This reads the sources and fails on any code that names a type declared in a later
 /// folder of its flow.
 @Suite struct LayeringTests {
-    static let core = ["Text", "Versioning", "Graph", "Planning", "Scheduling", "Coordination", "Records", "Support", "Stores"]
+    static let core = ["Text", "Versioning", "Graph", "Planning", "Scheduling", "Coordination", "Records", "Support", "Stores", "Fleet"]
         .map { "StoreMigrations/" + $0 }
-    static let sqlite = ["Driver", "Store", "Schema"].map { "StoreMigrationsSQLite/" + $0 }
+    static let sqlite = ["Driver", "Store", "Schema", "Fleet"].map { "StoreMigrationsSQLite/" + $0 }
     static let postgreSQL = ["Driver", "Store"].map { "StoreMigrationsPostgreSQL/" + $0 }
     /// The core and each store product after it; a product's files are checked against every
     /// flow they are in, so SQLite's never name PostgreSQL's types nor the other way round.

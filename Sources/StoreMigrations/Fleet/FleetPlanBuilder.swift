@@ -17,9 +17,9 @@ final class FleetPlanBuilder: @unchecked Sendable {
     private var pending: [[PlannedStep.ID]: Group] = [:]
     private var held: [[PlannedStep.ID]: Group] = [:]
     private var inProgress = 0
-    private var progressExamples = Examples<[FleetPlan.TenantProgress]>(limit: 0)
+    private var progressExamples = FleetExamples<[FleetPlan.TenantProgress]>(limit: 0)
     private var failed = 0
-    private var failures = Examples<FleetPlan.TenantFailure>(limit: 0)
+    private var failures = FleetExamples<FleetPlan.TenantFailure>(limit: 0)
 
     private struct LevelKey: Hashable {
         let manager: String
@@ -28,7 +28,7 @@ final class FleetPlanBuilder: @unchecked Sendable {
 
     private struct Group {
         var count = 0
-        var examples: Examples<String>
+        var examples: FleetExamples<String>
 
         mutating func add(_ index: Int, _ key: String) {
             count += 1
@@ -39,8 +39,8 @@ final class FleetPlanBuilder: @unchecked Sendable {
     init(appVersion: Version, examplesPerGroup: Int) {
         self.appVersion = appVersion
         limit = max(0, examplesPerGroup)
-        progressExamples = Examples(limit: limit)
-        failures = Examples(limit: limit)
+        progressExamples = FleetExamples(limit: limit)
+        failures = FleetExamples(limit: limit)
     }
 
     /// Adds the `index`th tenant of the source, planned.
@@ -59,14 +59,14 @@ final class FleetPlanBuilder: @unchecked Sendable {
             for (position, manager) in plan.managers.enumerated() {
                 if managerOrder[manager.name].map({ $0.tenant > index }) ?? true { managerOrder[manager.name] = (index, position) }
                 let key = LevelKey(manager: manager.name, level: manager.level)
-                levels[key, default: Group(examples: Examples(limit: limit))].add(index, tenant.key)
+                levels[key, default: Group(examples: FleetExamples(limit: limit))].add(index, tenant.key)
             }
             if steps.isEmpty {
                 upToDate += 1
             } else {
-                pending[steps, default: Group(examples: Examples(limit: limit))].add(index, tenant.key)
+                pending[steps, default: Group(examples: FleetExamples(limit: limit))].add(index, tenant.key)
             }
-            if !heldSteps.isEmpty { held[heldSteps, default: Group(examples: Examples(limit: limit))].add(index, tenant.key) }
+            if !heldSteps.isEmpty { held[heldSteps, default: Group(examples: FleetExamples(limit: limit))].add(index, tenant.key) }
             if !progress.isEmpty {
                 inProgress += 1
                 progressExamples.add(index, progress)
@@ -113,26 +113,4 @@ final class FleetPlanBuilder: @unchecked Sendable {
         }
         .map { FleetPlan.StepGroup(steps: $0.key, tenants: $0.value.count, examples: $0.value.examples.items) }
     }
-}
-
-/// The items of the `limit` lowest-numbered tenants seen, whatever order they come in.
-struct Examples<Item> {
-    let limit: Int
-    private var numbered: [(index: Int, item: Item)] = []
-    /// The lowest number seen, examples kept or not: groups are ordered by it.
-    private(set) var firstIndex = Int.max
-
-    init(limit: Int) {
-        self.limit = limit
-    }
-
-    mutating func add(_ index: Int, _ item: Item) {
-        firstIndex = min(firstIndex, index)
-        guard numbered.count < limit || (numbered.last.map { index < $0.index } ?? false) else { return }
-        let position = numbered.firstIndex { $0.index > index } ?? numbered.count
-        numbered.insert((index, item), at: position)
-        if numbered.count > limit { numbered.removeLast() }
-    }
-
-    var items: [Item] { numbered.map(\.item) }
 }
