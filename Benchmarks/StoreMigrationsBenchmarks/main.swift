@@ -93,6 +93,9 @@ if options.wants("deferred-launch") {
 if options.wants("upgrade-fixture") {
     results += try UpgradeFixtureWorkload(notes: options.quick ? 500 : 20_000, timer: slowTimer).run()
 }
+if options.wants("fleet-sqlite") {
+    results += try FleetUpToDateWorkload(small: options.quick ? 100 : 1_000, large: options.quick ? 1_000 : 10_000, timer: slowTimer).run()
+}
 // Its parts one by one (`--only postgresql-transform`) or all (`--only postgresql`).
 let postgreSQLParts = Set(PostgreSQLWorkload.parts.filter(options.wants))
 if !postgreSQLParts.isEmpty {

@@ -8,10 +8,10 @@ import Testing
 @Suite struct LayeringTests {
     static let core = [
         "Text", "Versioning", "Graph", "Records", "Planning", "Scheduling", "StoreSeam", "Execution", "Reports", "Run", "Coordination",
-        "Support", "Stores",
+        "Support", "Stores", "Fleet",
     ]
         .map { "StoreMigrations/" + $0 }
-    static let sqlite = ["Driver", "Store", "Schema"].map { "StoreMigrationsSQLite/" + $0 }
+    static let sqlite = ["Driver", "Store", "Schema", "Fleet"].map { "StoreMigrationsSQLite/" + $0 }
     static let postgreSQL = ["Driver", "Store"].map { "StoreMigrationsPostgreSQL/" + $0 }
     /// The core and each store product after it; a product's files are checked against every
     /// flow they are in, so SQLite's never name PostgreSQL's types nor the other way round.

@@ -1,0 +1,138 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+import StoreMigrations
+
+/// A fleet's tenants as the SQLite files of a folder: one tenant per file whose name matches a
+/// pattern, its key the file's name without its extension and its ``/StoreMigrations/Tenant/url`` the file.
+///
+/// ```swift
+/// let tenants = SQLiteTenantFolder(folder: accountsFolder, pattern: "*.sqlite")
+/// let fleet = MigrationFleet(appVersion: "2.1", tenants: tenants) { tenant, coordinator in
+///     let library = try coordinator.manager("library", store: SQLiteStore(url: tenant.url!))
+///     library.register("2.0") { db in try db.execute("ALTER TABLE note ADD COLUMN pinned integer") }
+/// }
+/// ```
+///
+/// The folder is read entry by entry as the fleet walks it, never listed whole, so a folder of
+/// any size takes the same memory. Files come in the order the file system lists them, the
+/// same on every walk while the folder does not change. Only regular files (or links to them)
+/// are tenants; names that begin with a dot are passed over, as are SQLite's own files beside a
+/// database (`-wal`, `-shm`, `-journal`) unless the pattern matches them, which `*.sqlite` does
+/// not. Sub-folders are not entered.
+public struct SQLiteTenantFolder: TenantSource {
+    /// The folder of tenant databases.
+    public let folder: URL
+    /// The `fnmatch(3)` pattern a file's name must match: `*.sqlite`, `tenant-*.db`.
+    public let pattern: String
+    /// The group of the tenant stored at a file, if any: a canary group picked by name, say.
+    private let group: (@Sendable (URL) -> String?)?
+
+    /// A source of the files of `folder` whose name matches `pattern`, each in the group
+    /// `group` says, if given.
+    public init(folder: URL, pattern: String = "*.sqlite", group: (@Sendable (URL) -> String?)? = nil) {
+        self.folder = folder
+        self.pattern = pattern
+        self.group = group
+    }
+
+    public var description: String { "the SQLite files \(pattern) in \(folder.path)" }
+
+    /// Opens the folder for a walk.
+    ///
+    /// - Throws: ``SQLiteTenantFolderError`` when the folder cannot be opened.
+    public func makeTenantIterator() throws -> Iterator {
+        guard let directory = opendir(folder.path) else { throw SQLiteTenantFolderError(folder: folder.path, code: errno) }
+        return Iterator(directory: OpenDirectory(directory, path: folder.path), source: self)
+    }
+
+    /// A walk over the folder, reading one entry at a time.
+    public struct Iterator: TenantIterator {
+        private let directory: OpenDirectory
+        private let source: SQLiteTenantFolder
+
+        fileprivate init(directory: OpenDirectory, source: SQLiteTenantFolder) {
+            self.directory = directory
+            self.source = source
+        }
+
+        /// The next matching file's tenant, or `nil` after the last.
+        ///
+        /// - Throws: ``SQLiteTenantFolderError`` when reading the folder failed part way.
+        public mutating func next() throws -> Tenant? {
+            while let name = try directory.nextName() {
+                guard name.utf8.first != UInt8(ascii: "."), fnmatch(source.pattern, name, 0) == 0 else { continue }
+                let path = source.folder.path + "/" + name
+                guard directory.isRegularFile(name: name, path: path) else { continue }
+                let url = URL(fileURLWithPath: path, isDirectory: false)
+                let key = (name as NSString).deletingPathExtension
+                return Tenant(key.isEmpty ? name : key, group: source.group?(url), url: url)
+            }
+            return nil
+        }
+    }
+}
+
+/// Why a ``SQLiteTenantFolder`` could not be read.
+public struct SQLiteTenantFolderError: Error, Sendable, Hashable, CustomStringConvertible, LocalizedError {
+    /// The folder's path.
+    public let folder: String
+    /// The `errno` of the failed call.
+    public let code: Int32
+
+    public var description: String {
+        "The folder of SQLite tenants \(folder) could not be read: \(String(cString: strerror(code))) (errno \(code)). "
+            + "No tenant of it was migrated; check that the folder exists and that this process may list it."
+    }
+
+    public var errorDescription: String? { description }
+}
+
+#if canImport(Darwin)
+private typealias DirectoryHandle = UnsafeMutablePointer<DIR>
+#else
+private typealias DirectoryHandle = OpaquePointer
+#endif
+
+/// A directory stream, closed when the last walk holding it is let go of.
+private final class OpenDirectory {
+    private let handle: DirectoryHandle
+    private let path: String
+    /// The type of the entry `nextName()` returned last, as the listing gives it.
+    private var lastType: UInt8 = 0
+
+    init(_ handle: DirectoryHandle, path: String) {
+        self.handle = handle
+        self.path = path
+    }
+
+    deinit {
+        closedir(handle)
+    }
+
+    /// The next entry's name, `nil` after the last.
+    func nextName() throws -> String? {
+        errno = 0
+        guard let entry = readdir(handle) else {
+            if errno != 0 { throw SQLiteTenantFolderError(folder: path, code: errno) }
+            return nil
+        }
+        lastType = entry.pointee.d_type
+        return withUnsafeBytes(of: entry.pointee.d_name) { bytes in
+            String(decoding: bytes.prefix { $0 != 0 }, as: UTF8.self)
+        }
+    }
+
+    /// Whether the last entry is a regular file, asking the file system when the listing does
+    /// not say (some file systems leave the type unknown) or names a link.
+    func isRegularFile(name: String, path: String) -> Bool {
+        switch Int32(lastType) {
+        case Int32(DT_REG): return true
+        case Int32(DT_UNKNOWN), Int32(DT_LNK):
+            var status = stat()
+            return stat(path, &status) == 0 && status.st_mode & S_IFMT == S_IFREG
+        default: return false
+        }
+    }
+}
