@@ -52,3 +52,20 @@ extension MigrationRecord {
         }
     }
 }
+
+extension StoredRecord {
+    /// The fingerprint stored as `text` for `version` of `manager`, read by both SQL products.
+    /// A damaged one is an error, never dropped: dropped, it would read as "recorded before
+    /// fingerprints" and hide an edit.
+    package static func fingerprint(
+        _ text: String?, of version: Version, manager: String, store: String, table: String
+    ) throws -> MigrationFingerprint? {
+        guard let text else { return nil }
+        guard let fingerprint = MigrationFingerprint(stored: text) else {
+            throw MigrationError.unreadableState(
+                manager: manager, store: store,
+                reason: "the fingerprint of \(version) in table \(table) is \(text.debugDescription), not algorithm:digest")
+        }
+        return fingerprint
+    }
+}

@@ -86,7 +86,9 @@ extension PostgreSQLStore {
                 let seconds: Double? = try row[2]
                 stored[manager, default: StoredRecord()].applied.append(AppliedMigration(
                     version: version, appliedAt: seconds.map(Date.init(timeIntervalSince1970:)), duration: try row[3],
-                    name: try row[4], fingerprint: (try row[5] as String?).flatMap(MigrationFingerprint.init(stored:))))
+                    name: try row[4],
+                    fingerprint: try StoredRecord.fingerprint(
+                        try row[5], of: version, manager: manager, store: description, table: Self.historyTable)))
             }
         }
         return stored.mapValues(MigrationRecord.init(decoding:))

@@ -702,7 +702,9 @@ public final class SQLiteStore: MigrationStore, @unchecked Sendable {
             let seconds = try appliedAt.unixTime(ofColumn: 2, in: row)
             let migration = AppliedMigration(
                 version: version, appliedAt: seconds.map(Date.init(timeIntervalSince1970:)), duration: try row[3],
-                name: Self.optionalText(row, 6), fingerprint: Self.optionalText(row, 5).flatMap(MigrationFingerprint.init(stored:)))
+                name: Self.optionalText(row, 6),
+                fingerprint: try StoredRecord.fingerprint(
+                    Self.optionalText(row, 5), of: version, manager: manager, store: description, table: Self.historyTable))
             isInIDOrder = isInIDOrder && id > lastID
             lastID = id
             run.append(HistoryRow(id: id, migration: migration))
