@@ -40,7 +40,7 @@ struct ExecutablePlan: Sendable {
     /// Each step's manager, by plan index.
     let stepManagers: StepNumbers
     /// The steps in generation order; ``step(at:)`` reads them by plan index.
-    fileprivate let generatedSteps: [Step]
+    fileprivate let generatedSteps: StepList
     let storeCount: Int
     /// Each manager's record when planned.
     let records: [MigrationRecord]
@@ -53,7 +53,7 @@ struct ExecutablePlan: Sendable {
     fileprivate let declaredTo: [Int]
 
     /// The step at plan index `index`.
-    func step(at index: Int) -> Step { generatedSteps[stepManagers.generationIndex(of: index)] }
+    func step(at index: Int) -> Step { generatedSteps[stepManagers.generationIndex(of: index), manager: stepManagers[index]] }
 
     /// Each step's store, by plan index.
     var stepStores: [Int] {
@@ -132,7 +132,7 @@ enum MigrationPlanner {
         }
 
         // Steps in generation order: manager by manager, each in chain order.
-        var steps = GeneratedSteps()
+        var steps = GeneratedSteps(managerVersions: managers.map(\.versions))
         steps.reserveCapacity(starts.reduce(0) { $0 + $1.pendingCount } + 2 * managers.count)
         var stepOfNode = [Int32](repeating: -1, count: graph.nodeCount)
         var baselineStep = [Int](repeating: -1, count: managers.count)
@@ -216,19 +216,19 @@ enum MigrationPlanner {
         let holder = PostDeploy.held(
             count: steps.count, edges: steps.allEdges(),
             postDeployRelease: { step in
-                guard let migration = steps.steps[step].migration,
+                guard let migration = steps.step(step).migration,
                       inputs[Int(steps.managers[step])].postDeploy.contains(migration.position)
                 else { return nil }
                 return migration.version.base
             },
-            isHook: { steps.steps[$0].kind == .appVersionChange })
+            isHook: { steps.steps.kind($0) == .appVersionChange })
         let held = holder.map { $0 != nil }
         guard held.contains(true) else { return full }
         var versions = [[Version]](repeating: [], count: managers.count)
         var ordinary = [[Version]](repeating: [], count: managers.count)
         // A held step is a migration: hooks are never held, and resets and baselines come first.
         for step in 0..<steps.count {
-            guard let release = holder[step], let migration = steps.steps[step].migration else { continue }
+            guard let release = holder[step], let migration = steps.step(step).migration else { continue }
             let manager = Int(steps.managers[step])
             versions[manager].append(migration.version)
             if !postDeploy, !inputs[manager].postDeploy.contains(migration.position), migration.version.base > release {
@@ -337,9 +337,13 @@ enum MigrationPlanner {
     /// to the memory as to the work.
     private struct GeneratedSteps {
         var managers: [Int32] = []
-        var steps: [Step] = []
+        var steps: StepList
         var edgeFrom: [Int] = []
         var edgeTo: [Int] = []
+
+        init(managerVersions: [[Version]]) {
+            steps = StepList(managerVersions: managerVersions)
+        }
 
         var count: Int { managers.count }
 
@@ -354,6 +358,8 @@ enum MigrationPlanner {
             steps.append(step)
             return index
         }
+
+        func step(_ index: Int) -> Step { steps[index, manager: Int(managers[index])] }
 
         mutating func addEdge(from predecessor: Int, to step: Int) {
             edgeFrom.append(predecessor)
@@ -438,9 +444,13 @@ enum MigrationPlanner {
         /// whose chain predecessor is dropped follows the manager's previous kept step.
         func keeping(_ kept: [Bool]) -> GeneratedSteps {
             var newIndex = [Int](repeating: -1, count: count)
-            var result = GeneratedSteps()
+            var result = self
+            result.managers = []
+            result.steps = steps.withoutSteps
+            result.edgeFrom = []
+            result.edgeTo = []
             for step in 0..<count where kept[step] {
-                newIndex[step] = result.append(manager: Int(managers[step]), steps[step])
+                newIndex[step] = result.append(manager: Int(managers[step]), self.step(step))
             }
             for edge in edgeFrom.indices where kept[edgeTo[edge]] && kept[edgeFrom[edge]] {
                 result.addEdge(from: newIndex[edgeFrom[edge]], to: newIndex[edgeTo[edge]])
@@ -560,7 +570,7 @@ enum MigrationPlanner {
                 var firstMigration = 0, migrationCount = 0, consecutive = true
                 var step = runStart
                 repeat {
-                    let kind = steps.steps[step]
+                    let kind = steps.step(step)
                     let (action, version) = kind.plannedAction
                     var stepName: String?
                     if let migration = kind.migration {
@@ -585,7 +595,7 @@ enum MigrationPlanner {
                         }
                         while edge < declaredEnd {
                             let predecessor = declared.from[edge]
-                            let (action, version) = steps.steps[predecessor].plannedAction
+                            let (action, version) = steps.step(predecessor).plannedAction
                             dependencies.append(PlannedStep.ID(
                                 manager: names[Int(steps.managers[predecessor])], action: action, version: version))
                             edge += 1
@@ -602,7 +612,7 @@ enum MigrationPlanner {
                 if consecutive {
                     pending[manager] = Array(versions[firstMigration..<firstMigration + migrationCount])
                 } else {
-                    pending[manager] = (runStart..<step).compactMap { steps.steps[$0].migration?.version }
+                    pending[manager] = (runStart..<step).compactMap { steps.step($0).migration?.version }
                 }
                 runStart = step
             }
