@@ -47,7 +47,7 @@ extension MigrationManager {
                     }
                 }
             },
-            resumable: bodies.contains(where: \.isResumable) ? bodies.map(\.isResumable) : [],
+            resumable: snapshot.registrations.hasResumable ? bodies.map(\.isResumable) : [],
             perform: { [bodies, transactions, options, labels, newerStore = snapshot.newerStore, fingerprint = snapshot.fingerprint] step, source in
                 let checks = StepChecks(
                     appVersion: source.run.appVersion, newerStorePolicy: newerStore, fingerprintPolicy: fingerprint)

@@ -38,6 +38,9 @@ public final class MigrationManager<Store: MigrationStore>: @unchecked Sendable 
         /// Kept as migrations register, so that freezing a manager with no deferred migration
         /// (nearly every launch) reads no body.
         @usableFromInline var hasDeferred = false
+        /// Likewise for resumable migrations: reading every body made a launch's planning slower
+        /// (an unspecialized walk of a generic type's array).
+        @usableFromInline var hasResumable = false
 
         @usableFromInline
         init() {}
@@ -61,7 +64,10 @@ public final class MigrationManager<Store: MigrationStore>: @unchecked Sendable 
             bodies.append(body)
             transactions.append(transaction)
             self.options.append(options)
-            if case .batched(_, _, deferred: true) = body { hasDeferred = true }
+            if case .batched(_, _, let deferred) = body {
+                hasResumable = true
+                if deferred { hasDeferred = true }
+            }
         }
     }
 

@@ -25,6 +25,7 @@ struct StepList: Sendable {
         numbers.reserveCapacity(capacity)
     }
 
+    @inline(__always)
     mutating func append(_ step: Step) {
         kinds.append(step.kind)
         switch step {
@@ -40,6 +41,7 @@ struct StepList: Sendable {
     func kind(_ index: Int) -> Step.Kind { kinds[index] }
 
     /// Step `index`, of manager `manager`.
+    @inline(__always)
     subscript(index: Int, manager manager: Int) -> Step {
         let number = Int(numbers[index])
         switch kinds[index] {
