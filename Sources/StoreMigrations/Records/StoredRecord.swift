@@ -58,12 +58,12 @@ extension StoredRecord {
     /// A damaged one is an error, never dropped: dropped, it would read as "recorded before
     /// fingerprints" and hide an edit.
     package static func fingerprint(
-        _ text: String?, of version: Version, manager: String, store: String, table: String
+        _ text: String?, of version: Version, manager: String, store: @autoclosure () -> String, table: String
     ) throws -> MigrationFingerprint? {
         guard let text else { return nil }
         guard let fingerprint = MigrationFingerprint(stored: text) else {
             throw MigrationError.unreadableState(
-                manager: manager, store: store,
+                manager: manager, store: store(),
                 reason: "the fingerprint of \(version) in table \(table) is \(text.debugDescription), not algorithm:digest")
         }
         return fingerprint
