@@ -1,7 +1,7 @@
 /// The steps of a plan as the planner keeps them: each step's kind and one number, 5 bytes
 /// where a ``Step`` takes 48. A plan of 100,000 steps makes, orders and frees every one of them,
-/// and its time goes as much to the memory as to the work (a `[Step]` made the plan 30-60%
-/// slower). ``subscript(_:manager:)`` gives each back as a ``Step``.
+/// and its time goes as much to the memory as to the work. ``subscript(_:manager:)`` gives each
+/// back as a ``Step``.
 struct StepList: Sendable {
     private var kinds: [Step.Kind] = []
     /// By step: a migration's position among its manager's versions, or the index in
