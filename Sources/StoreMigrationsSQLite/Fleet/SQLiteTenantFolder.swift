@@ -62,7 +62,11 @@ public struct SQLiteTenantFolder: TenantSource {
         /// - Throws: ``SQLiteTenantFolderError`` when reading the folder failed part way.
         public mutating func next() throws -> Tenant? {
             while let name = try directory.nextName() {
-                guard name.utf8.first != UInt8(ascii: "."), fnmatch(source.pattern, name, 0) == 0 else { continue }
+                // SQLite's own files beside a database (a pattern such as `b*` matches them too)
+                // come and go with its connections: never tenants.
+                guard name.utf8.first != UInt8(ascii: "."), !name.hasSuffix("-wal"), !name.hasSuffix("-shm"),
+                      !name.hasSuffix("-journal"), fnmatch(source.pattern, name, 0) == 0
+                else { continue }
                 let path = source.folder.path + "/" + name
                 guard directory.isRegularFile(name: name, path: path) else { continue }
                 let url = URL(fileURLWithPath: path, isDirectory: false)
