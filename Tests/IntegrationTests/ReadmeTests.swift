@@ -157,4 +157,21 @@ final class SettingsService: @unchecked Sendable {
         #expect(try service.load().records.isEmpty)
         #expect(service.saves == 0)
     }
+
+    /// "Writing a Store", Testing a store: a transaction called directly, as the article shows.
+    @Test func aStoreIsTestedThroughARequestAndAContextMadeByHand() throws {
+        let store = SettingsServiceStore(service: SettingsService(name: "s", values: [:]))
+        let request = TransactionRequest(migration: .migration(manager: "settings", version: "2.0"))
+        let level = try store.transaction(request) { records, values in
+            values["theme"] = "dark"
+            records["settings"] = MigrationRecord(applied: [AppliedMigration(version: "2.0")])
+            return records["settings"]?.level
+        }
+        #expect(level == "2.0")
+        #expect(try store.readRecords()["settings"]?.isApplied("2.0") == true)
+        #expect(try store.service.load().values == ["theme": "dark"])
+        let context = MigrationContext(manager: "settings", version: "2.0")
+        try context.checkCancellation()
+        #expect(!request.isBatch && context.version == "2.0")
+    }
 }

@@ -31,16 +31,25 @@ package struct SQLRecordDialect: Sendable {
     package let timestampType: String
     /// The history's duration column type.
     package let realType: String
+    /// A query whose column `name` lists the columns of a table, given as statements write its
+    /// name; no rows for a table that does not exist.
+    package let columnNames: @Sendable (String) -> String
+    /// Whether `ALTER TABLE … ADD COLUMN IF NOT EXISTS` is understood: two processes adding a
+    /// column at once then both succeed.
+    package let addsColumnsIfNotExists: Bool
 
     package init(
         placeholder: @escaping @Sendable (Int) -> String, timestamp: @escaping @Sendable (String) -> String,
-        historyKey: String, timestampType: String, realType: String
+        historyKey: String, timestampType: String, realType: String, columnNames: @escaping @Sendable (String) -> String,
+        addsColumnsIfNotExists: Bool
     ) {
         self.placeholder = placeholder
         self.timestamp = timestamp
         self.historyKey = historyKey
         self.timestampType = timestampType
         self.realType = realType
+        self.columnNames = columnNames
+        self.addsColumnsIfNotExists = addsColumnsIfNotExists
     }
 }
 
@@ -48,8 +57,8 @@ package struct SQLRecordDialect: Sendable {
 /// SQLite and PostgreSQL use: the levels table (a row per manager: level, app version, baseline)
 /// and the history table (a row per applied migration: when, how long, its name and fingerprint).
 ///
-/// Reading stays with each store, which knows its driver's fastest way through the rows; what the
-/// rows mean is ``MigrationRecord/init(decoding:)``'s to say, for both.
+/// Each store walks the rows its driver's fastest way and hands them to ``SQLRecordReader``;
+/// what the rows mean is ``MigrationRecord/init(decoding:)``'s to say, for both.
 package struct SQLRecordTables: Sendable {
     /// The levels table's name as statements write it (quoted and qualified where needed).
     package let levels: String
@@ -63,10 +72,8 @@ package struct SQLRecordTables: Sendable {
         self.dialect = dialect
     }
 
-    /// The statements that create both tables where they are missing. A levels table made by a
-    /// release before resumable migrations lacks `progress`, a history table made before names
-    /// and fingerprints lacks ``historyLabelColumns``: each store adds them (SQLite cannot say
-    /// `ADD COLUMN IF NOT EXISTS`).
+    /// The statements that create both tables where they are missing. Tables made by an earlier
+    /// release may lack columns this one writes: ``upgradeStatements(present:)`` adds them.
     package var createStatements: [String] {
         [
             """
@@ -82,9 +89,49 @@ package struct SQLRecordTables: Sendable {
         ]
     }
 
-    /// The history's columns added after its first release, both nullable `text`: a row written
-    /// by an older release has neither, and reads as a migration without them.
-    package static let historyLabelColumns = ["name", "fingerprint"]
+    /// The columns added to the record tables after their first release, as
+    /// ``presentColumnsQuery`` names them.
+    package enum LaterColumn: String, CaseIterable, Sendable {
+        /// Records before sets kept only a level.
+        case baseline = "levels.baseline"
+        /// Records before resumable migrations kept no progress.
+        case progress = "levels.progress"
+        /// History before names and fingerprints kept neither.
+        case name = "history.name"
+        case fingerprint = "history.fingerprint"
+
+        /// Whether the column is the levels table's (else the history's).
+        var isInLevels: Bool { rawValue.hasPrefix("levels.") }
+        /// The column's name in its table.
+        var column: Substring { rawValue.drop { $0 != "." }.dropFirst() }
+    }
+
+    /// A query whose rows name the ``LaterColumn``s both tables have, one row each, in its first
+    /// column.
+    package var presentColumnsQuery: String {
+        func names(_ table: String, _ prefix: String, inLevels: Bool) -> String {
+            let wanted = LaterColumn.allCases.filter { $0.isInLevels == inLevels }.map { "'\($0.column)'" }
+            return "SELECT '\(prefix).' || name FROM (\(dialect.columnNames(table))) AS c "
+                + "WHERE name IN (\(wanted.joined(separator: ", ")))"
+        }
+        return names(levels, "levels", inLevels: true) + " UNION ALL " + names(history, "history", inLevels: false)
+    }
+
+    /// The statements that give tables written by an earlier release the columns this one
+    /// writes, given the ``LaterColumn``s they have (`present`). A levels table without
+    /// `baseline` was written before records held sets: each manager's level becomes its
+    /// baseline mark (everything at or below it was applied). Progress, names and fingerprints
+    /// added to older rows are empty: a history row without them reads as a migration recorded
+    /// before releases kept them.
+    package func upgradeStatements(present: Set<LaterColumn>) -> [String] {
+        let ifNotExists = dialect.addsColumnsIfNotExists ? "IF NOT EXISTS " : ""
+        var statements: [String] = []
+        for column in LaterColumn.allCases where !present.contains(column) {
+            statements.append("ALTER TABLE \(column.isInLevels ? levels : history) ADD COLUMN \(ifNotExists)\(column.column) text")
+            if column == .baseline { statements.append("UPDATE \(levels) SET baseline = level") }
+        }
+        return statements
+    }
 
     /// Writes what changed between `old` and `new`, in the caller's transaction: each changed
     /// manager's levels row (with its `level`, which older releases read) and the history rows

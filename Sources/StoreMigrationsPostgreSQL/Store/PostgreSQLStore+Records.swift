@@ -11,19 +11,28 @@ extension PostgreSQLStore {
             levels: qualified(Self.levelsTable), history: qualified(Self.historyTable),
             dialect: SQLRecordDialect(
                 placeholder: { "$\($0)" }, timestamp: { "to_timestamp(\($0))" },
-                historyKey: "bigserial PRIMARY KEY", timestampType: "timestamptz", realType: "double precision"))
+                historyKey: "bigserial PRIMARY KEY", timestampType: "timestamptz", realType: "double precision",
+                columnNames: { table in
+                    let literal = "'" + table.replacingOccurrences(of: "'", with: "''") + "'"
+                    return "SELECT attname AS name FROM pg_attribute WHERE attrelid = to_regclass(\(literal)) AND attnum > 0 AND NOT attisdropped"
+                },
+                addsColumnsIfNotExists: true))
     }
 
-    /// Creates the schema (unless it is `public`) and the record tables if they are missing.
+    /// Creates the schema (unless it is `public`) and the record tables if they are missing, and
+    /// gives tables of an earlier release the columns this one writes. Only a missing column is
+    /// added: `ALTER TABLE` locks its table against every reader, even when it changes nothing.
     func createStoreTables(_ db: PostgreSQLConnection) throws {
+        let tables = recordTables
         var statements: [String] = []
         if schema != "public" { statements.append("CREATE SCHEMA IF NOT EXISTS \(PostgreSQLConnection.quoted(schema))") }
-        statements += recordTables.createStatements
-        statements.append("ALTER TABLE \(qualified(Self.levelsTable)) ADD COLUMN IF NOT EXISTS progress text")
-        // A history table of a release before names and fingerprints: its rows read without them.
-        statements.append("ALTER TABLE \(qualified(Self.historyTable)) "
-            + SQLRecordTables.historyLabelColumns.map { "ADD COLUMN IF NOT EXISTS \($0) text" }.joined(separator: ", "))
-        try db.execute(statements.joined(separator: ";\n"))
+        statements += tables.createStatements
+        statements.append(tables.presentColumnsQuery)
+        let present = try db.queryEach(statements.joined(separator: ";\n")).last?.compactMap { row in
+            SQLRecordTables.LaterColumn(rawValue: try row[0])
+        } ?? []
+        let upgrades = tables.upgradeStatements(present: Set(present))
+        if !upgrades.isEmpty { try db.execute(upgrades.joined(separator: ";\n")) }
     }
 
     /// Every manager's record, in one round trip; inside the caller's transaction, or (`snapshot`)
@@ -63,35 +72,22 @@ extension PostgreSQLStore {
             throw try foreignTableError(error, in: db)
         }
         let offset = snapshot ? 1 : 0
-        var stored: [String: StoredRecord] = [:]
+        var reader = SQLRecordReader(levelsTable: Self.levelsTable, historyTable: Self.historyTable, store: description)
         for row in results[offset] {
-            let manager: String = try row[0]
-            stored[manager] = StoredRecord(
-                level: try version(row[1], column: "level", of: manager),
-                baseline: try version(row[3], column: "baseline", of: manager),
-                appVersion: try version(row[2], column: "app_version", of: manager),
-                inProgress: try progress(row[4], of: manager))
+            try reader.levels(
+                manager: try row[0], level: Self.text(row[1]), appVersion: Self.text(row[2]), baseline: Self.text(row[3]),
+                progress: Self.text(row[4]))
         }
         if hasHistory {
-            var history = results[offset + 1]
-            if snapshot {
-                let ids = try history.map { try $0[6] as Int64 }
-                if zip(ids, ids.dropFirst()).contains(where: { $0 > $1 }) {
-                    history = zip(ids, history).sorted { $0.0 < $1.0 }.map(\.1)
-                }
-            }
-            for row in history {
-                let manager: String = try row[0]
-                guard let version = try version(row[1], column: "version in \(Self.historyTable)", of: manager) else { continue }
+            // Without `ORDER BY id` (a snapshot's read), the ids say the order; with it, the rows'.
+            for (index, row) in results[offset + 1].enumerated() {
                 let seconds: Double? = try row[2]
-                stored[manager, default: StoredRecord()].applied.append(AppliedMigration(
-                    version: version, appliedAt: seconds.map(Date.init(timeIntervalSince1970:)), duration: try row[3],
-                    name: try row[4],
-                    fingerprint: try StoredRecord.fingerprint(
-                        try row[5], of: version, manager: manager, store: description, table: Self.historyTable)))
+                try reader.history(
+                    of: try row[0], id: snapshot ? try row[6] : Int64(index), version: Self.text(row[1]), appliedAt: seconds,
+                    duration: try row[3], name: try row[4], fingerprint: try row[5])
             }
         }
-        return stored.mapValues(MigrationRecord.init(decoding:))
+        return reader.records()
     }
 
     /// Writes what changed between `old` and `new`, in the step's transaction.
@@ -114,28 +110,11 @@ extension PostgreSQLStore {
             detail: error.detail, hint: error.hint, sql: error.sql, store: description)
     }
 
-    private func progress(_ value: PostgreSQLValue, of manager: String) throws -> [StepProgress] {
+    private static func text(_ value: PostgreSQLValue) -> SQLRecordText {
         switch value {
-        case .null: return []
-        case .text(let text): return try StoredProgress.list(column: text, of: manager, store: description, table: Self.levelsTable)
-        default: return try StoredProgress.list(column: nil, other: "\(value)", of: manager, store: description, table: Self.levelsTable)
-        }
-    }
-
-    private func version(_ value: PostgreSQLValue, column: String, of manager: String) throws -> Version? {
-        switch value {
-        case .null:
-            return nil
-        case .text(let text):
-            do {
-                return try Version(parsing: text)
-            } catch {
-                throw MigrationError.unreadableState(
-                    manager: manager, store: description, reason: "its \(column) in table \(Self.levelsTable) is \(error)")
-            }
-        default:
-            throw MigrationError.unreadableState(
-                manager: manager, store: description, reason: "its \(column) in table \(Self.levelsTable) is \(value), not text")
+        case .null: return .null
+        case .text(let text): return .text(text)
+        default: return .other("\(value)")
         }
     }
 }

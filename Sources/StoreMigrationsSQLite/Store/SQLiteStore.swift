@@ -140,7 +140,8 @@ public final class SQLiteStore: MigrationStore, @unchecked Sendable {
         levels: levelsTable, history: historyTable,
         dialect: SQLRecordDialect(
             placeholder: { _ in "?" }, timestamp: { "strftime('%Y-%m-%dT%H:%M:%fZ', \($0), 'unixepoch')" },
-            historyKey: "INTEGER PRIMARY KEY", timestampType: "TEXT", realType: "REAL"))
+            historyKey: "INTEGER PRIMARY KEY", timestampType: "TEXT", realType: "REAL",
+            columnNames: { "SELECT name FROM pragma_table_info('\($0)')" }, addsColumnsIfNotExists: false))
 
     /// Creates a store for the database at `url`. Nothing is opened until the store is first used.
     ///
@@ -571,45 +572,20 @@ public final class SQLiteStore: MigrationStore, @unchecked Sendable {
         try db.execute(Self.recordTables.createStatements.joined(separator: ";\n"))
     }
 
-    /// Gives a levels table written by an earlier release the columns this one writes: a table
-    /// written before records held sets gets its `baseline` column, each manager's level becoming
-    /// its baseline mark (everything at or below it was applied); one written before migrations
-    /// could be resumable gets its `progress` column; a history table written before names and
-    /// fingerprints gets their columns (empty: its rows read as migrations without them).
+    /// Gives record tables written by an earlier release the columns this one writes
+    /// (``SQLRecordTables/upgradeStatements(present:)``).
     private func upgradeStoreTables(_ db: Database) throws {
-        let columns = try storeColumns(db)
-        if !columns.baseline {
-            try db.execute(
-                """
-                ALTER TABLE \(Self.levelsTable) ADD COLUMN baseline TEXT;
-                UPDATE \(Self.levelsTable) SET baseline = level;
-                """)
-        }
-        if !columns.progress { try db.execute("ALTER TABLE \(Self.levelsTable) ADD COLUMN progress TEXT") }
-        if !columns.labels {
-            for column in SQLRecordTables.historyLabelColumns {
-                try db.execute("ALTER TABLE \(Self.historyTable) ADD COLUMN \(column) TEXT")
-            }
-        }
+        let statements = Self.recordTables.upgradeStatements(present: try storeColumns(db))
+        if !statements.isEmpty { try db.execute(statements.joined(separator: ";\n")) }
     }
 
-    /// Whether the record tables have the columns later releases added, in one statement.
-    private func storeColumns(_ db: Database) throws -> (baseline: Bool, progress: Bool, labels: Bool) {
-        var columns = (baseline: false, progress: false, labels: false)
-        try db.forEachRow(
-            """
-            SELECT name FROM pragma_table_info('\(Self.levelsTable)') WHERE name IN ('baseline', 'progress')
-            UNION ALL SELECT 'history.' || name FROM pragma_table_info('\(Self.historyTable)') WHERE name = 'fingerprint'
-            """
-        ) { row in
-            let name: String = try row[0]
-            switch name {
-            case "baseline": columns.baseline = true
-            case "progress": columns.progress = true
-            default: columns.labels = true
-            }
+    /// Which of the columns later releases added the record tables have, in one statement.
+    private func storeColumns(_ db: Database) throws -> Set<SQLRecordTables.LaterColumn> {
+        var present: Set<SQLRecordTables.LaterColumn> = []
+        try db.forEachRow(Self.recordTables.presentColumnsQuery) { row in
+            if let column = SQLRecordTables.LaterColumn(rawValue: try row[0]) { present.insert(column) }
         }
-        return columns
+        return present
     }
 
     /// Every manager's record: the levels table gives the level, baseline and app version, the
@@ -631,8 +607,9 @@ public final class SQLiteStore: MigrationStore, @unchecked Sendable {
             guard try db.tableExists(Self.levelsTable) else { return [:] }
             let columns = try storeColumns(db)
             let sql = Self.recordsQuery(
-                baselineColumn: columns.baseline ? "baseline" : "level", progressColumn: columns.progress ? "progress" : "NULL",
-                history: try db.tableExists(Self.historyTable), labels: columns.labels)
+                baselineColumn: columns.contains(.baseline) ? "baseline" : "level",
+                progressColumn: columns.contains(.progress) ? "progress" : "NULL",
+                history: try db.tableExists(Self.historyTable), labels: columns.contains(.fingerprint))
             return try records(from: RecordQuery.compiling(sql, in: db), in: db)
         }
     }
@@ -662,81 +639,41 @@ public final class SQLiteStore: MigrationStore, @unchecked Sendable {
     private static let currentRecordsQuery = recordsQuery(
         baselineColumn: "baseline", progressColumn: "progress", history: true, labels: true)
 
-    private static let historyVersionColumn = "version in \(historyTable)"
-
-    /// The records `query` (a ``recordsQuery(baselineColumn:progressColumn:history:labels:)``) reads.
-    ///
-    /// Each manager is looked up once per run of its history rows, which come one manager after
-    /// another (the name compared in place), and once per levels row: hashing the name of every
-    /// history row was a measurable part of a launch.
+    /// The records `query` (a ``recordsQuery(baselineColumn:progressColumn:history:labels:)``)
+    /// reads, handed row by row to the reader both SQL stores share. A history row's manager is
+    /// compared in place with the run's: making a string of every row's was a measurable part of
+    /// a launch.
     private func records(from query: RecordQuery, in db: Database) throws -> [String: MigrationRecord] {
-        var levelRows: [String: StoredRecord] = [:]
-        var histories: [String: [HistoryRow]] = [:]
-        // The manager whose history rows arrive, and its rows read since they began to. A
-        // manager whose rows hold no version has no applied set, as if it had no rows.
-        var runManager: String?
-        var run: [HistoryRow] = []
-        var lastID = Int64.min
-        var isInIDOrder = true
+        var reader = SQLRecordReader(levelsTable: Self.levelsTable, historyTable: Self.historyTable, store: description)
         var appliedAt = AppliedAtReader(database: db)
         while let row = try query.nextRow() {
             guard let id = row.integer(4) else {
-                let manager: String = try row[0]
-                levelRows[manager] = StoredRecord(
-                    level: try version(row.value(1), column: "level", of: manager),
-                    baseline: try version(row.value(3), column: "baseline", of: manager),
-                    appVersion: try version(row.value(2), column: "app_version", of: manager),
-                    inProgress: try progress(row.value(5), of: manager))
+                try reader.levels(
+                    manager: try row[0], level: Self.text(row.value(1)), appVersion: Self.text(row.value(2)),
+                    baseline: Self.text(row.value(3)), progress: Self.text(row.value(5)))
                 continue
             }
             let manager: String
-            if let runManager, row.text(0, equals: runManager) {
-                manager = runManager
-            } else {
-                if let runManager, !run.isEmpty { histories[runManager, default: []].append(contentsOf: run) }
-                run.removeAll(keepingCapacity: true)
-                manager = try row[0]
-                runManager = manager
-            }
-            guard let version = try version(row.value(1), column: Self.historyVersionColumn, of: manager) else { continue }
-            let seconds = try appliedAt.unixTime(ofColumn: 2, in: row)
-            let migration = AppliedMigration(
-                version: version, appliedAt: seconds.map(Date.init(timeIntervalSince1970:)), duration: try row[3],
-                name: Self.optionalText(row, 6),
-                fingerprint: try StoredRecord.fingerprint(
-                    Self.optionalText(row, 5), of: version, manager: manager, store: description, table: Self.historyTable))
-            isInIDOrder = isInIDOrder && id > lastID
-            lastID = id
-            run.append(HistoryRow(id: id, migration: migration))
+            if let current = reader.historyManager, row.text(0, equals: current) { manager = current } else { manager = try row[0] }
+            try reader.history(
+                of: manager, id: id, version: Self.text(row.value(1)), appliedAt: try appliedAt.unixTime(ofColumn: 2, in: row),
+                duration: try row[3], name: Self.optionalText(row, 6), fingerprint: Self.optionalText(row, 5))
         }
-        if let runManager, !run.isEmpty { histories[runManager, default: []].append(contentsOf: run) }
+        return reader.records()
+    }
 
-        func applied(_ history: [HistoryRow]) -> [AppliedMigration] {
-            // In id order, so that of two rows for one version the first applied is kept.
-            (isInIDOrder ? history : history.sorted { $0.id < $1.id }).map(\.migration)
+    private static func text(_ value: DatabaseValue) -> SQLRecordText {
+        switch value {
+        case .null: return .null
+        case .text(let text): return .text(text)
+        default: return .other("\(value)")
         }
-        var records: [String: MigrationRecord] = [:]
-        for (manager, row) in levelRows {
-            var stored = row
-            if let history = histories.removeValue(forKey: manager) { stored.applied = applied(history) }
-            records[manager] = MigrationRecord(decoding: stored)
-        }
-        for (manager, history) in histories {
-            records[manager] = MigrationRecord(decoding: StoredRecord(applied: applied(history)))
-        }
-        return records
     }
 
     /// The text in `column` of `row`, `nil` for anything else: only the history's name and
     /// fingerprint are read this way, and a value that is not text is not one.
     private static func optionalText(_ row: RecordQuery.Cursor, _ column: Int32) -> String? {
         row.text(column).map { String(decoding: $0, as: UTF8.self) }
-    }
-
-    /// A history row as read, with its id.
-    private struct HistoryRow {
-        let id: Int64
-        let migration: AppliedMigration
     }
 
     private func write(_ new: [String: MigrationRecord], over old: [String: MigrationRecord], in db: Database) throws {
@@ -764,28 +701,6 @@ public final class SQLiteStore: MigrationStore, @unchecked Sendable {
         if db.isInTransaction {
             connection = nil
             settingsQuery = nil
-        }
-    }
-
-    private func progress(_ value: DatabaseValue, of manager: String) throws -> [StepProgress] {
-        switch value {
-        case .null: return []
-        case .text(let text): return try StoredProgress.list(column: text, of: manager, store: description, table: Self.levelsTable)
-        default: return try StoredProgress.list(column: nil, other: "\(value)", of: manager, store: description, table: Self.levelsTable)
-        }
-    }
-
-    private func version(_ value: DatabaseValue, column: String, of manager: String) throws -> Version? {
-        guard case .text(let text) = value else {
-            if case .null = value { return nil }
-            throw MigrationError.unreadableState(
-                manager: manager, store: description, reason: "its \(column) in table \(Self.levelsTable) is \(value), not text")
-        }
-        do {
-            return try Version(parsing: text)
-        } catch {
-            throw MigrationError.unreadableState(
-                manager: manager, store: description, reason: "its \(column) in table \(Self.levelsTable) is \(error)")
         }
     }
 }

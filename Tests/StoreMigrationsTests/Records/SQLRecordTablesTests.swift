@@ -26,12 +26,14 @@ import TestSupport
         levels: "levels", history: "history",
         dialect: SQLRecordDialect(
             placeholder: { _ in "?" }, timestamp: { "strftime(\($0))" }, historyKey: "INTEGER PRIMARY KEY",
-            timestampType: "TEXT", realType: "REAL"))
+            timestampType: "TEXT", realType: "REAL", columnNames: { "SELECT name FROM pragma_table_info('\($0)')" },
+            addsColumnsIfNotExists: false))
     static let postgreSQL = SQLRecordTables(
         levels: "s.levels", history: "s.history",
         dialect: SQLRecordDialect(
             placeholder: { "$\($0)" }, timestamp: { "to_timestamp(\($0))" }, historyKey: "bigserial PRIMARY KEY",
-            timestampType: "timestamptz", realType: "double precision"))
+            timestampType: "timestamptz", realType: "double precision", columnNames: { "SELECT attname AS name FROM cols('\($0)')" },
+            addsColumnsIfNotExists: true))
 
     static func applied(_ versions: Version...) -> [AppliedMigration] { versions.map { AppliedMigration(version: $0) } }
 
@@ -63,6 +65,25 @@ import TestSupport
             "DELETE FROM history WHERE manager = ? AND version = ? 'm', '2'",
             "INSERT INTO history(manager, version, applied_at, duration_seconds, name, fingerprint) 'm', '4', <real>, <real>, NULL, NULL",
         ])
+    }
+
+    @Test func tablesOfTheFirstReleaseGetEveryLaterColumnAndTheirLevelsBecomeBaselines() {
+        #expect(Self.sqlite.upgradeStatements(present: []) == [
+            "ALTER TABLE levels ADD COLUMN baseline text", "UPDATE levels SET baseline = level",
+            "ALTER TABLE levels ADD COLUMN progress text", "ALTER TABLE history ADD COLUMN name text",
+            "ALTER TABLE history ADD COLUMN fingerprint text",
+        ])
+        #expect(Self.postgreSQL.upgradeStatements(present: [.baseline, .name, .fingerprint]) == [
+            "ALTER TABLE s.levels ADD COLUMN IF NOT EXISTS progress text"
+        ])
+        #expect(Self.sqlite.upgradeStatements(present: Set(SQLRecordTables.LaterColumn.allCases)).isEmpty)
+    }
+
+    @Test func theColumnsQueryAsksBothTablesInOneStatement() {
+        #expect(Self.sqlite.presentColumnsQuery == """
+            SELECT 'levels.' || name FROM (SELECT name FROM pragma_table_info('levels')) AS c WHERE name IN ('baseline', 'progress') \
+            UNION ALL SELECT 'history.' || name FROM (SELECT name FROM pragma_table_info('history')) AS c WHERE name IN ('name', 'fingerprint')
+            """)
     }
 
     @Test func progressIsWrittenAsJSONWithTheLevelsRow() throws {
