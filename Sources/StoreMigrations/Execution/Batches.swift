@@ -49,22 +49,33 @@ public enum BatchSize: Sendable, Hashable {
     /// little, long enough that commits cost little beside the work.
     public static let automatic = BatchSize.timeTarget(.milliseconds(250), initial: 200)
 
-    /// The first batch's size.
-    var initialLimit: Int {
+    /// The first batch's size in this run: for a time target, the size the committed batches
+    /// had learnt (`learnt`, kept with the progress) when there is one.
+    func firstLimit(learnt: Int?) -> Int {
         switch self {
-        case .timeTarget(_, let initial): return max(1, initial)
+        case .timeTarget(_, let initial): return max(1, min(learnt ?? initial, Self.largest))
         case .fixed(let units): return max(1, units)
         }
     }
+
+    /// The next batch's size as a time target learns it (see ``nextLimit(after:processed:seconds:)``),
+    /// kept with the progress; `nil` for a fixed size, which learns nothing.
+    func learntLimit(after limit: Int, processed: Int, seconds: Double) -> Int? {
+        guard case .timeTarget = self else { return nil }
+        return nextLimit(after: limit, processed: processed, seconds: seconds)
+    }
+
+    /// The largest batch a time target asks for.
+    private static let largest = 1 << 24
 
     /// The next batch's size, after one of `limit` units processed `processed` in `seconds`:
     /// the rate measured, times the target, growing at most fourfold a batch so that one fast
     /// batch (rows the condition skipped) cannot make the next one huge.
     func nextLimit(after limit: Int, processed: Int, seconds: Double) -> Int {
         guard case .timeTarget(let target, _) = self else { return limit }
-        guard processed > 0, seconds > 0 else { return min(limit * 4, 1 << 24) }
+        guard processed > 0, seconds > 0 else { return min(limit * 4, Self.largest) }
         let targetSeconds = Double(target.components.seconds) + Double(target.components.attoseconds) / 1e18
         let next = Double(processed) / seconds * targetSeconds
-        return max(1, min(Int(next), limit * 4, 1 << 24))
+        return max(1, min(Int(next), limit * 4, Self.largest))
     }
 }

@@ -107,7 +107,8 @@ package enum StepExecutor {
         _ batch: (inout Store.Content, BatchRequest) throws -> BatchResult
     ) throws -> Outcome {
         let migration = MigrationReference(manager: manager, version: version, name: label.name)
-        var limit = size.initialLimit
+        // Decided in the first batch's transaction, from the progress read there.
+        var limit: Int?
         var progress: StepProgress?
         var batches = 0
         while true {
@@ -126,13 +127,14 @@ package enum StepExecutor {
                         return .ended(done)
                     }
                     let previous = record?.progress(of: version)
+                    let batchLimit = limit ?? size.firstLimit(learnt: previous?.batchSize)
                     let context = MigrationContext(
                         manager: manager, version: version, levelBefore: record?.level, run: source.run, step: source.step)
                     let carrier = carriesContext ? content as? any MigrationContextCarrier : nil
                     carrier?.context = context
                     defer { carrier?.context = nil }
                     let result = try batch(
-                        &content, BatchRequest(cursor: previous?.cursor, limit: limit, done: previous?.done ?? 0, total: previous?.total))
+                        &content, BatchRequest(cursor: previous?.cursor, limit: batchLimit, done: previous?.done ?? 0, total: previous?.total))
                     let seconds = (ContinuousClock.now - start).seconds
                     let elapsed = (previous?.elapsed ?? 0) + seconds
                     switch result {
@@ -143,9 +145,10 @@ package enum StepExecutor {
                         let next = StepProgress(
                             version: version, cursor: cursor, done: (previous?.done ?? 0) + processed,
                             total: total ?? previous?.total, batches: (previous?.batches ?? 0) + 1, elapsed: elapsed,
-                            fingerprint: label.fingerprint)
+                            fingerprint: label.fingerprint,
+                            batchSize: size.learntLimit(after: batchLimit, processed: processed, seconds: seconds))
                         records[manager, default: MigrationRecord()].setProgress(next)
-                        return .committed(next, processed: processed)
+                        return .committed(next)
                     case .finished:
                         records[manager, default: MigrationRecord()].markApplied(
                             version, at: startedAt, duration: elapsed, name: label.name, fingerprint: label.fingerprint)
@@ -164,11 +167,11 @@ package enum StepExecutor {
                 return done
             case .finished(let level):
                 return .applied(level: level)
-            case let .committed(committed, processed):
+            case .committed(let committed):
                 progress = committed
+                limit = committed.batchSize ?? size.firstLimit(learnt: nil)
                 source.run.reportBatch(committed, ofStep: source.step)
                 if let fraction = committed.fractionDone { source.run.reportProgress(ofStep: source.step, fraction: fraction) }
-                limit = size.nextLimit(after: limit, processed: processed, seconds: (ContinuousClock.now - start).seconds)
             }
         }
     }
@@ -259,7 +262,7 @@ package enum StepExecutor {
 
 /// What one batch's transaction did.
 private enum BatchCommit {
-    case committed(StepProgress, processed: Int)
+    case committed(StepProgress)
     case finished(Version?)
     /// The rules ended the step before the batch ran (``StepExecutor/admit(_:_:record:checks:fingerprint:manager:store:)``).
     case ended(Outcome)

@@ -26,11 +26,15 @@ public struct StepProgress: Sendable, Hashable, Codable, CustomStringConvertible
     /// The fingerprint of the registration whose batches committed this progress, when it has
     /// one: a relaunch with an edited body is compared with it, as an applied migration is.
     public internal(set) var fingerprint: MigrationFingerprint?
+    /// The size the next batch should have, as the committed batches learnt it (for
+    /// ``BatchSize/timeTarget(_:initial:)``): a relaunch starts there rather than at the initial
+    /// size, so that a step killed often does not spend each launch growing its batches again.
+    public internal(set) var batchSize: Int?
 
     /// Creates the progress of a migration.
     package init(
         version: Version, cursor: String, done: Int, total: Int? = nil, batches: Int, elapsed: TimeInterval,
-        fingerprint: MigrationFingerprint? = nil
+        fingerprint: MigrationFingerprint? = nil, batchSize: Int? = nil
     ) {
         self.version = version
         self.cursor = cursor
@@ -39,6 +43,7 @@ public struct StepProgress: Sendable, Hashable, Codable, CustomStringConvertible
         self.batches = batches
         self.elapsed = elapsed
         self.fingerprint = fingerprint
+        self.batchSize = batchSize
     }
 
     /// Units per second over the committed batches, or `nil` before any took measurable time.

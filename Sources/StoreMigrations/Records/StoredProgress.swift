@@ -5,7 +5,7 @@ import Foundation
 ///
 /// ```json
 /// [{"version": "2.0", "cursor": "rowid 400000", "done": 400000, "total": 1000000,
-///   "batches": 37, "elapsed": 12.5}]
+///   "batches": 37, "elapsed": 12.5, "batchSize": 41000}]
 /// ```
 package enum StoredProgress {
     /// Why stored progress is malformed.
@@ -16,7 +16,7 @@ package enum StoredProgress {
 
     private enum Field {
         static let version = "version", cursor = "cursor", done = "done", total = "total"
-        static let batches = "batches", elapsed = "elapsed", fingerprint = "fingerprint"
+        static let batches = "batches", elapsed = "elapsed", fingerprint = "fingerprint", batchSize = "batchSize"
     }
 
     /// The entries of `list`, or `nil` when it is empty (nothing is stored then).
@@ -29,6 +29,7 @@ package enum StoredProgress {
             ]
             if let total = progress.total { entry[Field.total] = total }
             if let fingerprint = progress.fingerprint { entry[Field.fingerprint] = fingerprint.rawValue }
+            if let batchSize = progress.batchSize { entry[Field.batchSize] = batchSize }
             return entry
         }
     }
@@ -63,7 +64,7 @@ package enum StoredProgress {
             }
             list.append(StepProgress(
                 version: version, cursor: cursor, done: done, total: integer(entry[Field.total]), batches: batches,
-                elapsed: elapsed, fingerprint: fingerprint))
+                elapsed: elapsed, fingerprint: fingerprint, batchSize: integer(entry[Field.batchSize])))
         }
         return list
     }

@@ -224,9 +224,37 @@ import TestSupport
         #expect(store.contents == Array(repeating: 1, count: Self.units))
     }
 
+    /// A relaunch starts at the batch size the committed batches had learnt, kept with the
+    /// cursor, rather than growing from the initial size again (issue 28: restarts of big steps).
+    @Test func aResumedStepStartsAtTheBatchSizeItHadLearnt() throws {
+        let store = Self.store()
+        let limits = Locked<[Int]>([])
+        func launch(failing: Bool) throws -> MigrationReport {
+            let coordinator = MigrationCoordinator(appVersion: "2")
+            let counting = Self.counting()
+            try coordinator.manager("data", store: store).registerResumable(
+                "2", batchSize: .timeTarget(.seconds(10), initial: 10)) { counters, batch in
+                    limits.value.append(batch.limit)
+                    if failing, limits.value.count == 3 { throw SimulatedBodyFailure() }
+                    return try counting(&counters, batch)
+                }
+            return try runReport(of: coordinator)
+        }
+        #expect(try launch(failing: true).failures.map(\.step.id.description) == ["data@2"])
+        // Fast batches grow fourfold, the most a batch may: 10, 40, then 160 (which failed).
+        #expect(limits.value == [10, 40, 160])
+        #expect(try store.readRecords()["data"]?.progress(of: "2")?.batchSize == 160)
+        limits.value = []
+        #expect(try launch(failing: false).steps.map(\.outcome) == [.applied])
+        #expect(limits.value.first == 160)
+        #expect(store.contents == Array(repeating: 1, count: Self.units))
+    }
+
     @Test func theBatchSizeFollowsTheTimeTarget() {
         let size = BatchSize.timeTarget(.milliseconds(200), initial: 10)
-        #expect(size.initialLimit == 10)
+        #expect(size.firstLimit(learnt: nil) == 10)
+        #expect(size.firstLimit(learnt: 5_000) == 5_000)
+        #expect(BatchSize.fixed(7).firstLimit(learnt: 5_000) == 7)
         // 10 units in 1 ms: 2,000 would take 200 ms, but a batch grows at most fourfold.
         #expect(size.nextLimit(after: 10, processed: 10, seconds: 0.001) == 40)
         // 1,000 units in 1 s: 200 take 200 ms.
