@@ -1,105 +1,8 @@
-/// What the planner knows of one manager besides its place in the graph: its record and
-/// policies, already read and decided. The planner does no I/O.
-struct PlanningInput: Sendable {
-    /// How reports name the manager's store.
-    let store: String
-    /// The index of the manager's store among the distinct stores (by identity).
-    let storeIndex: Int
-    /// Whether the store does not exist yet (see ``MigrationPlan/Manager/createsStore``).
-    let storeIsMissing: Bool
-    let isRebuildable: Bool
-    let record: MigrationRecord
-    let newerStorePolicy: NewerStorePolicy
-    let latePolicy: LateMigrationPolicy
-    /// By position, each migration's name; empty when none has one.
-    let names: [String?]
-    /// By position, each migration's fingerprint; empty when none has one.
-    let fingerprints: [MigrationFingerprint?]
-    let fingerprintPolicy: FingerprintPolicy
-    /// The first-launch policy's decision, when the record has no level.
-    let firstLaunch: FirstLaunchDecision?
-    let hasHook: Bool
-    /// The positions of the migrations registered post-deploy, ascending; usually none.
-    var postDeploy: [Int] = []
-    /// By position, whether the migration is resumable (runs in batches); empty when none is.
-    var resumable: [Bool] = []
-}
-
-/// A plan with what running it needs, in plan order: each step (``Step``) and its manager, its
-/// store, and the edges between steps (chain and declared).
-///
-/// Only what every step of a run reads is kept: the steps and their managers, as the planner
-/// made them (in generation order) with the plan order over them. Stores and edges,
-/// which a run reads once, are derived when a run asks for them, so that `plan()`, which needs
-/// neither, does not make them.
-struct ExecutablePlan: Sendable {
-    var plan: MigrationPlan
-    /// By plan index, whether a launch leaves the step for the background; empty when none is
-    /// (see ``Deferral``).
-    var stepDeferred: [Bool] = []
-    /// Each step's manager, by plan index.
-    let stepManagers: StepNumbers
-    /// The steps in generation order; ``step(at:)`` reads them by plan index.
-    fileprivate let generatedSteps: StepList
-    let storeCount: Int
-    /// Each manager's record when planned.
-    let records: [MigrationRecord]
-    /// Each manager's store index.
-    fileprivate let storeOfManager: [Int]
-    /// The plan index of each step by generation index.
-    fileprivate let planIndex: [Int32]
-    /// The edges other than the chain, as generation indices, in the order they were found.
-    fileprivate let declaredFrom: [Int]
-    fileprivate let declaredTo: [Int]
-
-    /// The step at plan index `index`.
-    func step(at index: Int) -> Step { generatedSteps[stepManagers.generationIndex(of: index), manager: stepManagers[index]] }
-
-    /// Each step's store, by plan index.
-    var stepStores: [Int] {
-        (0..<stepManagers.count).map { storeOfManager[stepManagers[$0]] }
-    }
-
-    /// With ``edgeTo``, every edge as plan indices: step `edgeTo[i]` waits for step `edgeFrom[i]`.
-    /// The chain's edges come first, in generation order, then the declared ones.
-    var edgeFrom: [Int] { edges(to: false) }
-    var edgeTo: [Int] { edges(to: true) }
-
-    private func edges(to: Bool) -> [Int] {
-        let managers = stepManagers.values
-        var ends: [Int] = []
-        ends.reserveCapacity(managers.count + declaredFrom.count)
-        for step in managers.indices.dropFirst() where managers[step - 1] == managers[step] {
-            ends.append(Int(planIndex[to ? step : step - 1]))
-        }
-        for edge in declaredFrom.indices {
-            ends.append(Int(planIndex[to ? declaredTo[edge] : declaredFrom[edge]]))
-        }
-        return ends
-    }
-}
-
-/// An integer per step of a plan, kept in the order the planner made the steps (a manager's
-/// steps one after the other) and read by plan index.
-struct StepNumbers: Sendable {
-    /// By generation index.
-    fileprivate let values: [Int32]
-    /// The generation index of each step, by plan index.
-    fileprivate let generationIndex: [Int32]
-
-    var count: Int { generationIndex.count }
-
-    subscript(step: Int) -> Int { Int(values[Int(generationIndex[step])]) }
-
-    /// The generation index of the step at plan index `step`.
-    fileprivate func generationIndex(of step: Int) -> Int { Int(generationIndex[step]) }
-}
-
 /// Turns a validated graph and the managers' records into the pending steps, their dependencies
 /// and their order. O(V + E).
 enum MigrationPlanner {
     /// How one manager's work begins, decided from its record and policies.
-    private struct Start {
+    struct Start {
         var firstLaunch: FirstLaunchDecision?
         var newerStore: NewerStorePolicy?
         /// The baseline mark a first-launch baseline records.
@@ -212,38 +115,8 @@ enum MigrationPlanner {
             steps = try steps.keepingAncestors(of: targets.map { try targetStep($0, graph: graph, stepOfNode: stepOfNode) })
         }
         let full = order(graph: graph, inputs: inputs, starts: starts, steps: steps, diagnostics: diagnostics)
-        guard inputs.contains(where: { !$0.postDeploy.isEmpty }) else { return full }
-        let holder = PostDeploy.held(
-            count: steps.count, edges: steps.allEdges(),
-            postDeployRelease: { step in
-                guard let migration = steps.step(step).migration,
-                      inputs[Int(steps.managers[step])].postDeploy.contains(migration.position)
-                else { return nil }
-                return migration.version.base
-            },
-            isHook: { steps.steps.kind($0) == .appVersionChange })
-        let held = holder.map { $0 != nil }
-        guard held.contains(true) else { return full }
-        var versions = [[Version]](repeating: [], count: managers.count)
-        var ordinary = [[Version]](repeating: [], count: managers.count)
-        // A held step is a migration: hooks are never held, and resets and baselines come first.
-        for step in 0..<steps.count {
-            guard let release = holder[step], let migration = steps.step(step).migration else { continue }
-            let manager = Int(steps.managers[step])
-            versions[manager].append(migration.version)
-            if !postDeploy, !inputs[manager].postDeploy.contains(migration.position), migration.version.base > release {
-                ordinary[manager].append(migration.version)
-            }
-        }
-        var executable = full
-        var heldSteps: [PlannedStep] = []
-        if !postDeploy {
-            heldSteps = (0..<steps.count).filter { held[$0] }.map { Int(full.planIndex[$0]) }.sorted().map { full.plan.steps[$0] }
-            executable = order(
-                graph: graph, inputs: inputs, starts: starts, steps: steps.keeping(held.map { !$0 }), diagnostics: diagnostics)
-        }
-        executable.plan.setPostDeploy(versions, ordinary: ordinary, heldSteps: heldSteps, records: inputs.map(\.record))
-        return executable
+        return holdingPostDeploy(
+            full, steps: steps, graph: graph, inputs: inputs, starts: starts, diagnostics: diagnostics, postDeploy: postDeploy)
     }
 
     /// The step of a targeted migration, or `nil` when it is applied already.
@@ -335,7 +208,7 @@ enum MigrationPlanner {
     /// steps keep theirs aside. Identifiers are made once, for the plan. Indices are 32-bit: a
     /// plan of 100,000 steps makes and frees every one of these arrays, and its time goes as much
     /// to the memory as to the work.
-    private struct GeneratedSteps {
+    struct GeneratedSteps {
         var managers: [Int32] = []
         var steps: StepList
         var edgeFrom: [Int] = []
@@ -521,7 +394,7 @@ enum MigrationPlanner {
     /// generation order (a manager's versions one after the other) and writes each step at its
     /// place in the plan: read in plan order, which visits a step of every manager wave after
     /// wave, the versions missed the cache at every step.
-    private static func order(
+    static func order(
         graph: MigrationGraph, inputs: [PlanningInput], starts: [Start], steps: GeneratedSteps,
         diagnostics: [MigrationPlan.Diagnostic]
     ) -> ExecutablePlan {

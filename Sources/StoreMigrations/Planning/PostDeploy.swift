@@ -37,3 +37,48 @@ enum PostDeploy {
         return holder
     }
 }
+
+extension MigrationPlanner {
+    /// `full`, the plan of every pending step, with the steps ``PostDeploy/held(count:edges:postDeployRelease:isHook:)``
+    /// holds left out and listed apart unless `postDeploy` (the run that runs them), and the plan
+    /// told which migrations wait and which of them a start-up must refuse to leave behind
+    /// (``MigrationPlan/Manager/heldBehindPostDeploy``).
+    static func holdingPostDeploy(
+        _ full: ExecutablePlan, steps: GeneratedSteps, graph: MigrationGraph, inputs: [PlanningInput], starts: [Start],
+        diagnostics: [MigrationPlan.Diagnostic], postDeploy: Bool
+    ) -> ExecutablePlan {
+        guard inputs.contains(where: { !$0.postDeploy.isEmpty }) else { return full }
+        let managers = graph.managers
+        let holder = PostDeploy.held(
+            count: steps.count, edges: steps.allEdges(),
+            postDeployRelease: { step in
+                guard let migration = steps.step(step).migration,
+                      inputs[Int(steps.managers[step])].postDeploy.contains(migration.position)
+                else { return nil }
+                return migration.version.base
+            },
+            isHook: { steps.steps.kind($0) == .appVersionChange })
+        let held = holder.map { $0 != nil }
+        guard held.contains(true) else { return full }
+        var versions = [[Version]](repeating: [], count: managers.count)
+        var ordinary = [[Version]](repeating: [], count: managers.count)
+        // A held step is a migration: hooks are never held, and resets and baselines come first.
+        for step in 0..<steps.count {
+            guard let release = holder[step], let migration = steps.step(step).migration else { continue }
+            let manager = Int(steps.managers[step])
+            versions[manager].append(migration.version)
+            if !postDeploy, !inputs[manager].postDeploy.contains(migration.position), migration.version.base > release {
+                ordinary[manager].append(migration.version)
+            }
+        }
+        var executable = full
+        var heldSteps: [PlannedStep] = []
+        if !postDeploy {
+            heldSteps = (0..<steps.count).filter { held[$0] }.map { Int(full.planIndex[$0]) }.sorted().map { full.plan.steps[$0] }
+            executable = order(
+                graph: graph, inputs: inputs, starts: starts, steps: steps.keeping(held.map { !$0 }), diagnostics: diagnostics)
+        }
+        executable.plan.setPostDeploy(versions, ordinary: ordinary, heldSteps: heldSteps, records: inputs.map(\.record))
+        return executable
+    }
+}

@@ -21,9 +21,9 @@ package struct SQLRecordReader {
     private let historyTable: String
     private let store: String
     private var levels: [String: StoredRecord] = [:]
-    private var histories: [String: [Row]] = [:]
+    private var histories: [String: [HistoryRow]] = [:]
     private var runManager: String?
-    private var run: [Row] = []
+    private var run: [HistoryRow] = []
     private var lastID = Int64.min
     private var isInIDOrder = true
 
@@ -66,7 +66,7 @@ package struct SQLRecordReader {
             fingerprint: try StoredRecord.fingerprint(fingerprint, of: version, manager: manager, store: store, table: historyTable))
         isInIDOrder = isInIDOrder && id > lastID
         lastID = id
-        run.append(Row(id: id, migration: migration))
+        run.append(HistoryRow(id: id, migration: migration))
     }
 
     /// Every manager's record, from its levels row, its history rows or both.
@@ -90,7 +90,7 @@ package struct SQLRecordReader {
         run.removeAll(keepingCapacity: true)
     }
 
-    private func applied(_ history: [Row]) -> [AppliedMigration] {
+    private func applied(_ history: [HistoryRow]) -> [AppliedMigration] {
         (isInIDOrder ? history : history.sorted { $0.id < $1.id }).map(\.migration)
     }
 
@@ -120,7 +120,7 @@ package struct SQLRecordReader {
     }
 
     /// A history row as read, with its key.
-    private struct Row {
+    private struct HistoryRow {
         let id: Int64
         let migration: AppliedMigration
     }
