@@ -63,33 +63,41 @@ extension PostgreSQLStore {
             throw try foreignTableError(error, in: db)
         }
         let offset = snapshot ? 1 : 0
-        var stored: [String: StoredRecord] = [:]
-        for row in results[offset] {
-            let manager: String = try row[0]
-            stored[manager] = StoredRecord(
-                level: try version(row[1], column: "level", of: manager),
-                baseline: try version(row[3], column: "baseline", of: manager),
-                appVersion: try version(row[2], column: "app_version", of: manager),
-                inProgress: try progress(row[4], of: manager))
+        var history = hasHistory ? results[offset + 1] : []
+        if snapshot {
+            let ids = try history.map { try $0[6] as Int64 }
+            if zip(ids, ids.dropFirst()).contains(where: { $0 > $1 }) {
+                history = zip(ids, history).sorted { $0.0 < $1.0 }.map(\.1)
+            }
         }
-        if hasHistory {
-            var history = results[offset + 1]
-            if snapshot {
-                let ids = try history.map { try $0[6] as Int64 }
-                if zip(ids, ids.dropFirst()).contains(where: { $0 > $1 }) {
-                    history = zip(ids, history).sorted { $0.0 < $1.0 }.map(\.1)
-                }
-            }
-            for row in history {
-                let manager: String = try row[0]
-                guard let version = try version(row[1], column: "version in \(Self.historyTable)", of: manager) else { continue }
-                let seconds: Double? = try row[2]
-                stored[manager, default: StoredRecord()].applied.append(AppliedMigration(
-                    version: version, appliedAt: seconds.map(Date.init(timeIntervalSince1970:)), duration: try row[3],
-                    name: try row[4],
-                    fingerprint: try StoredRecord.fingerprint(
-                        try row[5], of: version, manager: manager, store: description, table: Self.historyTable)))
-            }
+        return try decodeRecords(levels: results[offset], history: history)
+    }
+
+    /// The records in rows of the levels table (`manager, level, app_version, baseline,
+    /// progress`) and of the history table in `id` order (`manager, version, applied_at as
+    /// epoch seconds, duration_seconds, name, fingerprint`), each row's columns from `first` on:
+    /// the one decoding of a store's own read and of a fleet's read of many schemas at once.
+    func decodeRecords(
+        levels: some Sequence<PostgreSQLRow>, history: some Sequence<PostgreSQLRow>, first: Int = 0
+    ) throws -> [String: MigrationRecord] {
+        var stored: [String: StoredRecord] = [:]
+        for row in levels {
+            let manager: String = try row[first]
+            stored[manager] = StoredRecord(
+                level: try version(row[first + 1], column: "level", of: manager),
+                baseline: try version(row[first + 3], column: "baseline", of: manager),
+                appVersion: try version(row[first + 2], column: "app_version", of: manager),
+                inProgress: try progress(row[first + 4], of: manager))
+        }
+        for row in history {
+            let manager: String = try row[first]
+            guard let version = try version(row[first + 1], column: "version in \(Self.historyTable)", of: manager) else { continue }
+            let seconds: Double? = try row[first + 2]
+            stored[manager, default: StoredRecord()].applied.append(AppliedMigration(
+                version: version, appliedAt: seconds.map(Date.init(timeIntervalSince1970:)), duration: try row[first + 3],
+                name: try row[first + 4],
+                fingerprint: try StoredRecord.fingerprint(
+                    try row[first + 5], of: version, manager: manager, store: description, table: Self.historyTable)))
         }
         return stored.mapValues(MigrationRecord.init(decoding:))
     }
