@@ -110,10 +110,13 @@ if !withoutLibPQ {
         .executableTarget(
             name: "ReplicaRunner", dependencies: ["StoreMigrations", "StoreMigrationsPostgreSQL"],
             path: "Tests/Fixtures/ReplicaRunner"),
+        // The workers of one fleet that the PostgreSQL fleet tests start together and kill.
+        .executableTarget(
+            name: "FleetWorker", dependencies: ["StoreMigrations", "StoreMigrationsPostgreSQL"], path: "Tests/Fixtures/FleetWorker"),
         .testTarget(
             name: "StoreMigrationsPostgreSQLTests",
             dependencies: [
-                "StoreMigrations", "StoreMigrationsPostgreSQL", "TestSupport", "ThrowawayPostgreSQL", "ReplicaRunner",
+                "StoreMigrations", "StoreMigrationsPostgreSQL", "TestSupport", "ThrowawayPostgreSQL", "ReplicaRunner", "FleetWorker",
                 "replica-demo",
                 "StoreMigrationsTesting", "StoreMigrationsPostgreSQLTesting",
                 // SharedSQLVocabularyTests holds both connections to one vocabulary.

@@ -14,8 +14,11 @@ import Foundation
 public struct FleetStatus: Sendable, Hashable, Codable, CustomStringConvertible {
     /// Where a claimed tenant stands.
     public enum State: String, Sendable, Hashable, Codable {
-        /// A worker holds it now, or held it when it died (the next claim takes it over).
+        /// A worker holds it now.
         case running
+        /// The worker that held it died: the next worker to find steps to run there takes it
+        /// over. Its last step may have committed, the tenant up to date.
+        case interrupted
         /// Its steps all applied.
         case migrated
         /// It failed.
@@ -55,7 +58,7 @@ public struct FleetStatus: Sendable, Hashable, Codable, CustomStringConvertible 
         public var description: String {
             let attempt = attempts > 1 ? " (attempt \(attempts))" : ""
             switch state {
-            case .running: return "\(tenant): \(worker) since \(FleetStatus.time(startedAt))\(attempt)"
+            case .running, .interrupted: return "\(tenant): \(worker) since \(FleetStatus.time(startedAt))\(attempt)"
             case .migrated, .failed:
                 let end = endedAt.map(FleetStatus.time) ?? "?"
                 return "\(tenant): \(worker) at \(end)\(attempt)" + (message.map { ": \($0)" } ?? "")
@@ -71,7 +74,7 @@ public struct FleetStatus: Sendable, Hashable, Codable, CustomStringConvertible 
         public let migrated: Int
         /// How many tenants it failed.
         public let failed: Int
-        /// How many tenants it holds now, or held when it died.
+        /// How many tenants it holds now, or held when it died (``State/interrupted``).
         public let running: Int
         /// When it took its first tenant.
         public let firstStart: Date
@@ -101,26 +104,34 @@ public struct FleetStatus: Sendable, Hashable, Codable, CustomStringConvertible 
     public let migrated: Int
     /// How many tenants failed.
     public let failed: Int
-    /// How many tenants a worker holds, or held when it died.
+    /// How many tenants a live worker holds.
     public let running: Int
+    /// How many tenants a worker held when it died.
+    public let interrupted: Int
     /// Every worker that took a tenant, by name.
     public let workers: [Worker]
-    /// The tenants running, then those failed, each by key.
+    /// The tenants running, then those interrupted, then those failed, each by key.
     public let entries: [Entry]
 
-    public init(appVersion: Version, migrated: Int, failed: Int, running: Int, workers: [Worker], entries: [Entry]) {
+    public init(
+        appVersion: Version, migrated: Int, failed: Int, running: Int, interrupted: Int, workers: [Worker], entries: [Entry]
+    ) {
         self.appVersion = appVersion
         self.migrated = migrated
         self.failed = failed
         self.running = running
+        self.interrupted = interrupted
         self.workers = workers
         self.entries = entries
     }
 
     public var description: String {
-        var lines = ["Fleet status to app version \(appVersion): \(migrated) migrated, \(failed) failed, \(running) running."]
+        var lines = [
+            "Fleet status to app version \(appVersion): \(migrated) migrated, \(failed) failed, \(running) running"
+                + (interrupted > 0 ? ", \(interrupted) interrupted." : ".")
+        ]
         lines += workers.map { "  \($0)" }
-        lines += entries.map { "  \($0.state == .running ? "running" : "failed") \($0)" }
+        lines += entries.map { "  \($0.state.rawValue) \($0)" }
         return lines.joined(separator: "\n")
     }
 

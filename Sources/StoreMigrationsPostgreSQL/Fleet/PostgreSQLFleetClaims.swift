@@ -30,12 +30,16 @@ import StoreMigrations
 /// row still saying `running`. Each step the dead worker began was rolled back with its session
 /// or committed with its record: the new worker's coordinator skips what is applied.
 ///
-/// A row that ended (migrated or failed) before this worker started is taken again when the
-/// tenant's plan still has steps: a rerun after a failure, or after a migration added to the
-/// same app version. One that ended since this worker started is another worker's, this run.
+/// A row that ended (migrated or failed) before this worker started (before its claims were
+/// made, by its own clock) is taken again when the tenant's plan still has steps: a rerun after
+/// a failure, or after a migration added to the same app version. One that ended since is
+/// another worker's, this run: a failed tenant is not tried again by every worker.
+///
+/// A row left `running` by a worker that died after its tenant's last step committed stays so
+/// until a worker finds steps to run there: the tenant is up to date, and ``status(appVersion:)``
+/// tells it apart from one a live worker holds (``/StoreMigrations/FleetStatus/State/interrupted``).
 public final class PostgreSQLFleetClaims: FleetClaims, @unchecked Sendable {
-    // @unchecked: `connection` and `since` are only touched with `lock` held; one thread uses
-    // the connection at a time.
+    // @unchecked: `connection` is only touched with `lock` held; one thread uses it at a time.
     /// The fleet's name: the rows and locks of one fleet are not another's.
     public let fleet: String
     /// This worker's name in the claims: the host and process id unless given.
@@ -46,9 +50,9 @@ public final class PostgreSQLFleetClaims: FleetClaims, @unchecked Sendable {
     private let database: String
     private let lock = NSLock()
     private var connection: PostgreSQLConnection?
-    /// The server's clock when this worker first reached it: rows ended before were ended by
-    /// an earlier run.
-    private var since: Double?
+    /// When this worker started (its claims were made), in seconds since 1970 on its own clock:
+    /// rows ended before were ended by an earlier run.
+    private let since = Date().timeIntervalSince1970
 
     static let table = "store_migrations_fleet"
 
@@ -139,22 +143,34 @@ public final class PostgreSQLFleetClaims: FleetClaims, @unchecked Sendable {
                     worker: try row[0], migrated: try row[1], failed: try row[2], running: try row[3],
                     firstStart: Date(timeIntervalSince1970: try row[4]), lastEnd: (try row[5] as Double?).map(Date.init(timeIntervalSince1970:)))
             }
+            // The claims held now, to tell a live worker's tenant from a dead one's.
+            let held = Set(try db.rows(
+                """
+                SELECT (classid::int8 << 32) | objid::int8 FROM pg_locks
+                WHERE locktype = 'advisory' AND objsubid = 1 AND granted AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
+                """
+            ).map { try $0[0] as Int64 })
             let entries = try db.rows(
                 """
                 SELECT tenant, state, worker, extract(epoch FROM started_at)::float8, extract(epoch FROM ended_at)::float8,
                        attempts, message
                 FROM \(qualifiedTable) WHERE fleet = $1 AND app_version = $2 AND state <> 'migrated'
-                ORDER BY state DESC, tenant COLLATE "C"
+                ORDER BY tenant COLLATE "C"
                 """, arguments: arguments
             ).map { row in
-                FleetStatus.Entry(
-                    tenant: try row[0], state: FleetStatus.State(rawValue: try row[1]) ?? .running, worker: try row[2],
+                let tenant: String = try row[0]
+                var state = FleetStatus.State(rawValue: try row[1]) ?? .running
+                if state == .running, !held.contains(key(of: tenant)) { state = .interrupted }
+                return FleetStatus.Entry(
+                    tenant: tenant, state: state, worker: try row[2],
                     startedAt: Date(timeIntervalSince1970: try row[3]),
                     endedAt: (try row[4] as Double?).map(Date.init(timeIntervalSince1970:)), attempts: try row[5], message: try row[6])
             }
+            let ordered = [FleetStatus.State.running, .interrupted, .failed].flatMap { state in entries.filter { $0.state == state } }
             return FleetStatus(
                 appVersion: appVersion, migrated: workers.reduce(0) { $0 + $1.migrated }, failed: workers.reduce(0) { $0 + $1.failed },
-                running: workers.reduce(0) { $0 + $1.running }, workers: workers, entries: entries)
+                running: entries.filter { $0.state == .running }.count, interrupted: entries.filter { $0.state == .interrupted }.count,
+                workers: workers, entries: ordered)
         }
     }
 
@@ -181,9 +197,8 @@ public final class PostgreSQLFleetClaims: FleetClaims, @unchecked Sendable {
                     """)
                 connection = db
             }
-            if since == nil { since = try db.scalar("SELECT extract(epoch FROM now())::float8", as: Double.self) }
             do {
-                return try body(db, since ?? 0)
+                return try body(db, since)
             } catch {
                 if !db.isBroken, db.transactionStatus != PQTRANS_IDLE { try? db.execute("ROLLBACK") }
                 throw error
