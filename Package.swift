@@ -97,6 +97,9 @@ if !withoutLibPQ {
         .executableTarget(
             name: "replica-demo", dependencies: ["StoreMigrationsPostgreSQL", "StoreMigrationsCommand", "ThrowawayPostgreSQL"],
             path: "Sources/ReplicaDemo"),
+        // `swift run fleet-demo`: four workers share a fleet of 1,000 tenant schemas; one is killed.
+        .executableTarget(
+            name: "fleet-demo", dependencies: ["StoreMigrationsPostgreSQL", "ThrowawayPostgreSQL"], path: "Sources/FleetDemo"),
         // `swift run -c release benchmarks`: every workload against its raw baseline.
         .executableTarget(
             name: "benchmarks",
@@ -117,7 +120,7 @@ if !withoutLibPQ {
             name: "StoreMigrationsPostgreSQLTests",
             dependencies: [
                 "StoreMigrations", "StoreMigrationsPostgreSQL", "TestSupport", "ThrowawayPostgreSQL", "ReplicaRunner", "FleetWorker",
-                "replica-demo",
+                "replica-demo", "fleet-demo",
                 "StoreMigrationsTesting", "StoreMigrationsPostgreSQLTesting",
                 // SharedSQLVocabularyTests holds both connections to one vocabulary.
                 "StoreMigrationsSQLite",

@@ -48,7 +48,7 @@ import TestSupport
         var random = SeededGenerator(seed: seed)
         let database = try PostgreSQLTestDatabase()
         try Self.makeFleet(tenants, in: database)
-        let worker = try FleetWorkerExecutable()
+        let worker = try builtExecutable(named: "FleetWorker", override: "FLEET_WORKER")
         let logs = FileManager.default.temporaryDirectory.appendingPathComponent("fleet-worker-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: logs, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: logs) }
@@ -62,7 +62,7 @@ import TestSupport
             let arguments = { (name: String) in
                 [database.connectionString, "--app-version", String(version), "--worker", name, "--sleep-ms", "30"]
             }
-            var workers = (0..<4).map { index in (name: "w\(index)", process: try? worker.start(arguments("w\(index)"), logs: logs)) }
+            var workers = (0..<4).map { index in (name: "w\(index)", process: try? ChildProcess(executable: worker, arguments: arguments("w\(index)"), logs: logs)) }
             var killsThisRound = 0
             var ended = Set<Int>()
             let deadline = ContinuousClock.now + .seconds(eventWaitBound)
@@ -81,7 +81,7 @@ import TestSupport
                 guard exit.signal == SIGKILL else { continue }
                 kills += 1
                 killsThisRound += 1
-                workers[victim].process = try worker.start(arguments(workers[victim].name), logs: logs)
+                workers[victim].process = try ChildProcess(executable: worker, arguments: arguments(workers[victim].name), logs: logs)
             }
             try Self.checkEveryTenant(of: tenants, at: version, in: database)
             let status = try MigrationFleet(
@@ -132,23 +132,6 @@ import TestSupport
         let failed = try #require(status.entries.first)
         #expect(failed.tenant == "tenant_005" && failed.state == .failed && failed.message?.contains("failed on purpose") == true)
         #expect(status.description.contains("failed tenant_005: "))
-    }
-}
-
-/// The `FleetWorker` executable that `swift test` builds beside the test bundle.
-struct FleetWorkerExecutable {
-    let url: URL
-
-    init() throws {
-        let runner = try ReplicaRunnerExecutable()
-        url = runner.url.deletingLastPathComponent().appendingPathComponent("FleetWorker")
-        guard FileManager.default.isExecutableFile(atPath: url.path) else {
-            throw ProcessTestFailure("FleetWorker was not found beside the test bundle; build it with `swift build --build-tests`")
-        }
-    }
-
-    func start(_ arguments: [String], logs: URL) throws -> ChildProcess {
-        try ChildProcess(executable: url, arguments: arguments, logs: logs)
     }
 }
 
