@@ -37,6 +37,13 @@ struct FleetPostgreSQLWorkload {
             let plan = try fleet(connection, release: 1).plan(maxTenantsInFlight: tenantsInFlight)
             precondition(plan.isUpToDate && plan.tenants == tenants, "\(plan)")
         }
+        // Where the check's time goes: the source's walk alone (pages and their records read ahead).
+        let walk = try timer.median {
+            var iterator = try PostgreSQLTenantSchemas(connection, matching: "t%", connections: connections).makeTenantIterator()
+            var count = 0
+            while try iterator.next() != nil { count += 1 }
+            precondition(count == tenants)
+        }
         let start = ContinuousClock.now
         let report = try fleet(connection, release: 2).migrate(FleetRunOptions(maxTenantsInFlight: tenantsInFlight))
         let elapsed = (ContinuousClock.now - start).seconds
@@ -59,7 +66,8 @@ struct FleetPostgreSQLWorkload {
                 metric: "seconds per tenant: fleet.plan().isUpToDate vs migrate_schemas with nothing to do (\(bestCheck?.key ?? "not run"))",
                 runs: timer.runs, libraryMedian: check / Double(tenants),
                 baselineMedian: bestCheck.map { $0.value / Double(peerTenants) },
-                target: "≤ 0.5 s for 1,000 schemas", note: String(format: "%.3f s for %d schemas", check, tenants)),
+                target: "≤ 0.5 s for 1,000 schemas",
+                note: String(format: "%.3f s for %d schemas, of which the source's walk (pages and records read ahead) %.3f s", check, tenants, walk)),
         ]
     }
 
