@@ -97,6 +97,9 @@ if !withoutLibPQ {
         .executableTarget(
             name: "replica-demo", dependencies: ["StoreMigrationsPostgreSQL", "StoreMigrationsCommand", "ThrowawayPostgreSQL"],
             path: "Sources/ReplicaDemo"),
+        // `swift run fleet-demo`: four workers share a fleet of 1,000 tenant schemas; one is killed.
+        .executableTarget(
+            name: "fleet-demo", dependencies: ["StoreMigrationsPostgreSQL", "ThrowawayPostgreSQL"], path: "Sources/FleetDemo"),
         // `swift run -c release benchmarks`: every workload against its raw baseline.
         .executableTarget(
             name: "benchmarks",
@@ -110,11 +113,14 @@ if !withoutLibPQ {
         .executableTarget(
             name: "ReplicaRunner", dependencies: ["StoreMigrations", "StoreMigrationsPostgreSQL"],
             path: "Tests/Fixtures/ReplicaRunner"),
+        // The workers of one fleet that the PostgreSQL fleet tests start together and kill.
+        .executableTarget(
+            name: "FleetWorker", dependencies: ["StoreMigrations", "StoreMigrationsPostgreSQL"], path: "Tests/Fixtures/FleetWorker"),
         .testTarget(
             name: "StoreMigrationsPostgreSQLTests",
             dependencies: [
-                "StoreMigrations", "StoreMigrationsPostgreSQL", "TestSupport", "ThrowawayPostgreSQL", "ReplicaRunner",
-                "replica-demo",
+                "StoreMigrations", "StoreMigrationsPostgreSQL", "TestSupport", "ThrowawayPostgreSQL", "ReplicaRunner", "FleetWorker",
+                "replica-demo", "fleet-demo",
                 "StoreMigrationsTesting", "StoreMigrationsPostgreSQLTesting",
                 // SharedSQLVocabularyTests holds both connections to one vocabulary.
                 "StoreMigrationsSQLite",

@@ -98,6 +98,15 @@ if options.wants("upgrade-fixture") {
 if options.wants("fleet-sqlite") {
     results += try FleetUpToDateWorkload(small: options.quick ? 100 : 1_000, large: options.quick ? 1_000 : 10_000, timer: slowTimer).run()
 }
+#if canImport(CLibPQ)
+// The peer (django-tenants) runs at 200 schemas: at 1,000 its three executors alone take ~6 min.
+if options.wants("fleet-postgresql") {
+    results += try FleetPostgreSQLWorkload(
+        tenants: options.stores ?? (options.quick ? 50 : 1_000), peerTenants: options.quick ? 20 : 200,
+        tenantsInFlight: 8, connections: 8, timer: slowTimer
+    ).run()
+}
+#endif
 // Its parts one by one (`--only postgresql-transform`) or all (`--only postgresql`).
 let postgreSQLParts = Set(PostgreSQLWorkload.parts.filter(options.wants))
 if !postgreSQLParts.isEmpty {

@@ -12,7 +12,7 @@ import Testing
     ]
         .map { "StoreMigrations/" + $0 }
     static let sqlite = ["Driver", "Store", "Schema", "Fleet"].map { "StoreMigrationsSQLite/" + $0 }
-    static let postgreSQL = ["Driver", "Store"].map { "StoreMigrationsPostgreSQL/" + $0 }
+    static let postgreSQL = ["Driver", "Store", "Fleet"].map { "StoreMigrationsPostgreSQL/" + $0 }
     /// The core and each store product after it; a product's files are checked against every
     /// flow they are in, so SQLite's never name PostgreSQL's types nor the other way round.
     static let flows = [core + sqlite + postgreSQL, core + postgreSQL + sqlite]

@@ -4,6 +4,8 @@ public enum FleetError: Error, Sendable, Hashable, CustomStringConvertible {
     case sourceUnreadable(source: String, message: String)
     /// ``FleetRunOptions/FailureBudget/share(_:)`` was given a share outside 0...1.
     case invalidFailureShare(Double)
+    /// ``MigrationFleet/status()`` was asked of a fleet made without ``FleetClaims``.
+    case noClaims
 
     public var description: String {
         switch self {
@@ -13,6 +15,9 @@ public enum FleetError: Error, Sendable, Hashable, CustomStringConvertible {
         case .invalidFailureShare(let share):
             return "The fleet's failure budget is a share of \(share), which is not between 0 and 1. No tenant was migrated; "
                 + "give a share such as 0.05 for 5% of the fleet."
+        case .noClaims:
+            return "The fleet has no claims shared by workers, so no status of who did what. "
+                + "Make it with claims (MigrationFleet(appVersion:tenants:claims:template:)), or read its plan instead."
         }
     }
 }

@@ -57,12 +57,16 @@ public enum FleetSkipReason: String, Sendable, Hashable, Codable, CustomStringCo
     case failureBudgetExceeded
     /// A tenant of the canary wave failed.
     case canaryFailed
+    /// Another worker sharing the fleet's claims (``FleetClaims``) migrated the tenant, or
+    /// failed it, since this one started.
+    case endedByAnotherWorker
 
     public var description: String {
         switch self {
         case .upToDate: return "up to date"
         case .failureBudgetExceeded: return "the failure budget is spent"
         case .canaryFailed: return "the canary wave failed"
+        case .endedByAnotherWorker: return "ended by another worker"
         }
     }
 }

@@ -14,18 +14,20 @@ public struct FleetProgress: Sendable, Hashable, Codable, CustomStringConvertibl
     /// How many tenants the run will not start: the failure budget was spent, or the canary
     /// wave failed.
     public let notStarted: Int
+    /// How many tenants another worker sharing the fleet's claims ended (``FleetClaims``).
+    public let byOtherWorkers: Int
     /// How many tenants are migrating now.
     public let running: Int
     /// The seconds since the run started.
     public let elapsed: TimeInterval
 
     /// How many tenants are done with, one way or another.
-    public var ended: Int { migrated + upToDate + failed + notStarted }
+    public var ended: Int { migrated + upToDate + failed + notStarted + byOtherWorkers }
 
     /// The seconds the tenants left should take at the rate of those that ended so far; `nil`
     /// before any ended.
     public var estimatedTimeLeft: TimeInterval? {
-        let worked = migrated + upToDate + failed
+        let worked = migrated + upToDate + failed + byOtherWorkers
         guard worked > 0, elapsed > 0 else { return nil }
         return Double(max(0, total - ended)) * elapsed / Double(worked)
     }
@@ -34,6 +36,7 @@ public struct FleetProgress: Sendable, Hashable, Codable, CustomStringConvertibl
     public var description: String {
         var text = "\(ended) of \(total) tenant\(total == 1 ? "" : "s"): \(migrated) migrated, \(upToDate) up to date, \(failed) failed"
         if notStarted > 0 { text += ", \(notStarted) not started" }
+        if byOtherWorkers > 0 { text += ", \(byOtherWorkers) by other workers" }
         if running > 0 { text += "; \(running) running" }
         if ended < total, let left = estimatedTimeLeft { text += ", about \(Self.duration(left)) left" }
         return text

@@ -77,6 +77,8 @@ public struct FleetReport: Sendable, Codable, CustomStringConvertible {
     public let migrated: Int
     /// How many tenants had nothing to do.
     public let upToDate: Int
+    /// How many tenants another worker sharing the fleet's claims ended (``FleetClaims``).
+    public let byOtherWorkers: Int
     /// How many tenants the run did not start (``stop`` says why).
     public let notStarted: Int
     /// Every failed tenant, in the source's order, with its error.
@@ -93,7 +95,8 @@ public struct FleetReport: Sendable, Codable, CustomStringConvertible {
     public var description: String {
         var lines = [
             "Fleet migration to app version \(appVersion): \(tenants) tenant\(tenants == 1 ? "" : "s") in "
-                + Self.format(duration) + ": \(migrated) migrated, \(upToDate) up to date, \(failed) failed, \(notStarted) not started."
+                + Self.format(duration) + ": \(migrated) migrated, \(upToDate) up to date, \(failed) failed, \(notStarted) not started"
+                + (byOtherWorkers > 0 ? ", \(byOtherWorkers) by other workers." : ".")
         ]
         lines += failures.map { "  failed \($0)" }
         if let stop { lines.append("  stopped: \(stop).") }

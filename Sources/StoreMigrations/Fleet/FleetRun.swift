@@ -14,6 +14,9 @@ final class FleetRun: @unchecked Sendable {
     private var migrated = 0
     private var upToDateCount = 0
     private var notStartedCount = 0
+    private var byOtherWorkers = 0
+    /// Tenants another live worker held when their turn came, to try again after the walk.
+    private var busy: [Tenant] = []
     private var running = 0
     /// With the number of the tenant in the order tenants started, to report them in order.
     private var failures: [(number: Int, failure: FleetReport.Failure)] = []
@@ -66,6 +69,30 @@ final class FleetRun: @unchecked Sendable {
         }
     }
 
+    /// Another worker ended `tenant` since this run started.
+    func endedElsewhere(_ tenant: Tenant) {
+        lock.withLock {
+            byOtherWorkers += 1
+            observer?(.skipped(tenant, .endedByAnotherWorker, progress))
+        }
+    }
+
+    /// Another live worker holds `tenant`: it is tried again after the walk.
+    func busy(_ tenant: Tenant) {
+        lock.withLock { busy.append(tenant) }
+    }
+
+    /// The tenants found busy since the last call, to try again; empty once the run stopped
+    /// starting tenants, which reports them not started.
+    func takeBusy() -> [Tenant] {
+        lock.withLock {
+            defer { busy = [] }
+            guard stop != nil else { return busy }
+            notStartedCount += busy.count
+            return []
+        }
+    }
+
     func started(_ tenant: Tenant) {
         lock.withLock {
             running += 1
@@ -101,21 +128,21 @@ final class FleetRun: @unchecked Sendable {
     private var progress: FleetProgress {
         FleetProgress(
             total: total, migrated: migrated, upToDate: upToDateCount, failed: failures.count, notStarted: notStartedCount,
-            running: running, elapsed: (ContinuousClock.now - clockStart).fleetSeconds)
+            byOtherWorkers: byOtherWorkers, running: running, elapsed: (ContinuousClock.now - clockStart).fleetSeconds)
     }
 
     func report(appVersion: Version, startedAt: Date) -> FleetReport {
         lock.withLock {
             FleetReport(
                 appVersion: appVersion, startedAt: startedAt, duration: (ContinuousClock.now - clockStart).fleetSeconds,
-                tenants: total, migrated: migrated, upToDate: upToDateCount, notStarted: notStartedCount,
+                tenants: total, migrated: migrated, upToDate: upToDateCount, byOtherWorkers: byOtherWorkers, notStarted: notStartedCount,
                 failures: failures.map(\.failure), stop: stop)
         }
     }
 }
 
 extension Duration {
-    fileprivate var fleetSeconds: TimeInterval {
+    var fleetSeconds: TimeInterval {
         let (seconds, attoseconds) = components
         return Double(seconds) + Double(attoseconds) / 1e18
     }

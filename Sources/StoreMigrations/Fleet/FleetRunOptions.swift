@@ -39,6 +39,10 @@ public struct FleetRunOptions: Sendable, Hashable {
     public var canary: Canary?
     /// Whether each tenant runs its post-deploy migrations too (``PostDeployMigration``).
     public var postDeploy: Bool
+    /// How long a worker waits before it tries again the tenants another live worker held
+    /// when their turn came (a fleet with ``FleetClaims``): the run ends when each of them
+    /// has ended, by that worker or, when it dies, by this one.
+    public var claimRetryInterval: Duration = .milliseconds(200)
 
     /// Options for a run; every argument left out is the default described with its property.
     public init(

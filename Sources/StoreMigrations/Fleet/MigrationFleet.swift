@@ -35,17 +35,28 @@ public final class MigrationFleet: Sendable {
     public let appVersion: Version
     /// Where the tenants come from.
     public let tenants: any TenantSource
+    /// Where the workers sharing the fleet claim its tenants, if they share it.
+    public let claims: (any FleetClaims)?
     private let template: Template
-    /// The fleet's tenants run here, at most so many at once as a plan or a run says; a queue of
-    /// the fleet's own, so that two fleets never wait for each other.
-    private let queue = DispatchQueue(label: "StoreMigrations.MigrationFleet", attributes: .concurrent)
 
     /// Creates a fleet of the tenants of `tenants`, each migrated to `appVersion` by the
-    /// managers `template` registers.
-    public init(appVersion: Version, tenants: some TenantSource, template: @escaping Template) {
+    /// managers `template` registers; with `claims`, one of several workers that run the same
+    /// fleet at once, each tenant migrated by one of them (see ``FleetClaims``).
+    public init(appVersion: Version, tenants: some TenantSource, claims: (any FleetClaims)? = nil, template: @escaping Template) {
         self.appVersion = appVersion
         self.tenants = tenants
+        self.claims = claims
         self.template = template
+    }
+
+    /// Who did what, read from the fleet's claims: the tenants each worker migrated, failed or
+    /// holds, from any machine.
+    ///
+    /// - Throws: ``FleetError/noClaims`` for a fleet made without claims; the claims' error when
+    ///   their database cannot be read.
+    public func status() throws -> FleetStatus {
+        guard let claims else { throw FleetError.noClaims }
+        return try claims.status(appVersion: appVersion)
     }
 
     /// Plans every tenant, reading only, and sums the plans up: tenants per level of each
@@ -130,8 +141,12 @@ public final class MigrationFleet: Sendable {
         }
         let run = FleetRun(total: total, budget: options.failureBudget, clockStart: clockStart, observer: observer)
         let limit = options.maxTenantsInFlight
-        let work = { [appVersion, template] (tenant: Tenant, number: Int) -> @Sendable () -> Void in
-            { Self.migrate(tenant, number: number, appVersion: appVersion, template: template, postDeploy: options.postDeploy, run: run) }
+        let work = { [appVersion, template, claims] (tenant: Tenant, number: Int) -> @Sendable () -> Void in
+            {
+                Self.migrate(
+                    tenant, number: number, appVersion: appVersion, template: template, claims: claims, postDeploy: options.postDeploy,
+                    run: run)
+            }
         }
         do {
             switch options.canary {
@@ -160,6 +175,12 @@ public final class MigrationFleet: Sendable {
                     next: { try Self.next(of: &rest) { $0.group != group } }, limit: limit, mayStart: run.mayStart,
                     notStarted: run.notStarted, work: work)
             }
+            // Tenants another worker held: once it ends them, or dies and leaves them here.
+            while case let held = run.takeBusy(), !held.isEmpty {
+                Thread.sleep(forTimeInterval: options.claimRetryInterval.fleetSeconds)
+                var retry = TenantList(held).makeTenantIterator()
+                try walk(next: { retry.next() }, limit: limit, mayStart: run.mayStart, notStarted: run.notStarted, work: work)
+            }
         } catch {
             run.sourceFailed("\(error)")
         }
@@ -168,8 +189,12 @@ public final class MigrationFleet: Sendable {
 
     /// The `number`th tenant to start: plans it, and runs it when it has anything to do.
     @available(*, noasync)
-    private static func migrate(_ tenant: Tenant, number: Int, appVersion: Version, template: Template, postDeploy: Bool, run: FleetRun) {
+    private static func migrate(
+        _ tenant: Tenant, number: Int, appVersion: Version, template: Template, claims: (any FleetClaims)?, postDeploy: Bool,
+        run: FleetRun
+    ) {
         var isRunning = false
+        var isClaimed = false
         do {
             let coordinator = MigrationCoordinator(appVersion: appVersion)
             try template(tenant, coordinator)
@@ -178,13 +203,32 @@ public final class MigrationFleet: Sendable {
                 run.upToDate(tenant)
                 return
             }
+            switch try claims?.claim(tenant, appVersion: appVersion) {
+            case .busy?:
+                run.busy(tenant)
+                return
+            case .endedElsewhere?:
+                run.endedElsewhere(tenant)
+                return
+            case .claimed?:
+                isClaimed = true
+            case nil:
+                break
+            }
             run.started(tenant)
             isRunning = true
             // To the end, deferred migrations included: a fleet run has no launch to hurry and no
             // background to leave work to.
             let report = try coordinator.runToCompletion(targets: nil, postDeploy: postDeploy)
+            if isClaimed {
+                isClaimed = false
+                try claims?.release(tenant, appVersion: appVersion, result: .migrated)
+            }
             run.finished(tenant, report)
         } catch {
+            // A release that fails leaves the claim to die with the worker's session: the next
+            // worker to take the tenant finds what this one did.
+            if isClaimed { try? claims?.release(tenant, appVersion: appVersion, result: .failed(message: "\(error)")) }
             run.failed(tenant, number: number, error, wasRunning: isRunning)
         }
     }
@@ -206,7 +250,7 @@ public final class MigrationFleet: Sendable {
     }
 
     /// Takes tenants from `next` one at a time, on the calling thread, and runs the work `work`
-    /// makes of each on the fleet's queue, at most `limit` at once; returns when all have ended.
+    /// makes of each on a thread of its own, at most `limit` at once; returns when all have ended.
     /// A tenant is taken only once a place is free, so that the source is never read further
     /// ahead than the tenants running. `mayStart` is asked then for the tenant's number: a
     /// tenant it refuses goes to `notStarted` instead. Rethrows what `next` throws, once the tenants running have ended.
@@ -238,10 +282,17 @@ public final class MigrationFleet: Sendable {
                 continue
             }
             let body = work(tenant, number)
-            queue.async(group: running) {
+            // A thread of its own for each tenant rather than a Dispatch queue: a tenant mostly
+            // waits on its stores' servers, and libdispatch runs no more blocked work items at
+            // once than there are processors, whatever the cap.
+            running.enter()
+            let thread = Thread {
                 body()
                 places.signal()
+                running.leave()
             }
+            thread.name = "StoreMigrations.MigrationFleet"
+            thread.start()
         }
     }
 }

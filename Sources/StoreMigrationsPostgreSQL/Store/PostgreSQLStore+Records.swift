@@ -72,20 +72,36 @@ extension PostgreSQLStore {
             throw try foreignTableError(error, in: db)
         }
         let offset = snapshot ? 1 : 0
-        var reader = SQLRecordReader(levelsTable: Self.levelsTable, historyTable: Self.historyTable, store: description)
-        for row in results[offset] {
-            try reader.levels(
-                manager: try row[0], level: Self.text(row[1]), appVersion: Self.text(row[2]), baseline: Self.text(row[3]),
-                progress: Self.text(row[4]))
-        }
-        if hasHistory {
-            // Without `ORDER BY id` (a snapshot's read), the ids say the order; with it, the rows'.
-            for (index, row) in results[offset + 1].enumerated() {
-                let seconds: Double? = try row[2]
-                try reader.history(
-                    of: try row[0], id: snapshot ? try row[6] : Int64(index), version: Self.text(row[1]), appliedAt: seconds,
-                    duration: try row[3], name: try row[4], fingerprint: try row[5])
+        var history = hasHistory ? results[offset + 1] : []
+        if snapshot {
+            // Read without `ORDER BY id`: the ids say the order.
+            let ids = try history.map { try $0[6] as Int64 }
+            if zip(ids, ids.dropFirst()).contains(where: { $0 > $1 }) {
+                history = zip(ids, history).sorted { $0.0 < $1.0 }.map(\.1)
             }
+        }
+        return try decodeRecords(levels: results[offset], history: history)
+    }
+
+    /// The records in rows of the levels table (`manager, level, app_version, baseline,
+    /// progress`) and of the history table in `id` order (`manager, version, applied_at as
+    /// epoch seconds, duration_seconds, name, fingerprint`), each row's columns from `first` on,
+    /// through the reader both SQL stores share: a store's own read, and a fleet's read of many
+    /// schemas at once.
+    func decodeRecords(
+        levels: some Sequence<PostgreSQLRow>, history: some Sequence<PostgreSQLRow>, first: Int = 0
+    ) throws -> [String: MigrationRecord] {
+        var reader = SQLRecordReader(levelsTable: Self.levelsTable, historyTable: Self.historyTable, store: description)
+        for row in levels {
+            try reader.levels(
+                manager: try row[first], level: Self.text(row[first + 1]), appVersion: Self.text(row[first + 2]),
+                baseline: Self.text(row[first + 3]), progress: Self.text(row[first + 4]))
+        }
+        for (index, row) in history.enumerated() {
+            let seconds: Double? = try row[first + 2]
+            try reader.history(
+                of: try row[first], id: Int64(index), version: Self.text(row[first + 1]), appliedAt: seconds,
+                duration: try row[first + 3], name: try row[first + 4], fingerprint: try row[first + 5])
         }
         return reader.records()
     }

@@ -123,6 +123,12 @@ public final class PostgreSQLStore: MigrationStore, @unchecked Sendable {
     // a body calling back into its store on the same thread gets an error rather than a deadlock.
     private let lock = NSRecursiveLock()
     private var connection: PostgreSQLConnection?
+    /// Where the store borrows its connection for each call, when a fleet's tenants share a
+    /// pool; set once, by ``init(_:schema:sharing:lockTimeout:lockRetries:)``, before any use.
+    private var sharedConnections: (any SharedConnections)?
+    /// How deep the calls into the store on the thread holding `lock` are: a borrowed
+    /// connection goes back when the outermost ends.
+    private var depth = 0
 
     static let levelsTable = "store_migrations_levels"
     static let historyTable = "store_migrations_history"
@@ -207,6 +213,16 @@ public final class PostgreSQLStore: MigrationStore, @unchecked Sendable {
             statementTimeout: statementTimeout, livenessCheckInterval: livenessCheckInterval, lockRetries: lockRetries)
     }
 
+    /// A store of `schema` that borrows its connection from `connections` for each call rather
+    /// than keeping one: the tenant schemas of one database share a pool.
+    convenience init(
+        _ connectionString: String, schema: String, sharing connections: any SharedConnections, lockTimeout: Duration,
+        lockRetries: LockRetries
+    ) throws {
+        try self.init(connectionString, schema: schema, lockTimeout: lockTimeout, lockRetries: lockRetries)
+        sharedConnections = connections
+    }
+
     /// The database, server and schema, never the password.
     public var description: String { name }
 
@@ -220,7 +236,8 @@ public final class PostgreSQLStore: MigrationStore, @unchecked Sendable {
     /// takes no lock: a database without the store's tables has no records. A database that
     /// cannot be reached or does not exist throws ``PostgreSQLError``.
     public func readRecords() throws -> [String: MigrationRecord] {
-        try withConnection { db in
+        if let readAhead = sharedConnections?.takeRecordsReadAhead(schema: schema) { return readAhead }
+        return try withConnection { db in
             guard !db.isInTransaction else { return try records(in: db) }
             // The catalog first, so that reading a table that is not there (a first deployment)
             // leaves no ERROR line in the server's log for operators to be alerted by. Only
@@ -453,8 +470,18 @@ public final class PostgreSQLStore: MigrationStore, @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         if let connection, connection.isBroken { self.connection = nil }
-        let db = try connection ?? openConnection()
+        let db = try connection ?? sharedConnections.map { try $0.take(schema: schema, opening: openConnection) } ?? openConnection()
         connection = db
+        guard let sharedConnections else { return try body(db) }
+        depth += 1
+        defer {
+            depth -= 1
+            if depth == 0 {
+                // `abandon` let go of a connection it could not bring back to idle: closed, not reused.
+                sharedConnections.giveBack(db, reusable: connection === db && !db.isBroken && !db.isInTransaction)
+                connection = nil
+            }
+        }
         return try body(db)
     }
 

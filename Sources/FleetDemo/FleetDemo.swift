@@ -1,0 +1,111 @@
+// PostgreSQLStore exists where libpq is linked: Linux and macOS.
+#if os(Linux) || os(macOS)
+import Foundation
+import StoreMigrations
+import StoreMigrationsPostgreSQL
+import ThrowawayPostgreSQL
+
+/// `swift run fleet-demo`: starts a throwaway PostgreSQL server, makes 1,000 tenant schemas of a
+/// CRM service at release 1.0, then starts four workers of release 2.1 at once (child processes
+/// of this program) that share the fleet through claims in the database; kills one of them with
+/// SIGKILL part way; waits for the other three, which take over its tenant; and prints the
+/// fleet's status (who did what) and its plan after.
+///
+/// ```
+/// swift run fleet-demo [--tenants N]
+/// ```
+@main
+struct FleetDemo {
+    static func main() {
+        let arguments = Array(CommandLine.arguments.dropFirst())
+        if arguments.first == "worker", arguments.count == 3 { runWorker(connectionString: arguments[1], name: arguments[2]) }
+        var tenants = 1_000
+        if arguments.count == 2, arguments[0] == "--tenants", let count = Int(arguments[1]), count > 0 {
+            tenants = count
+        } else if !arguments.isEmpty {
+            FileHandle.standardError.write(Data("usage: fleet-demo [--tenants N]\n".utf8))
+            exit(2)
+        }
+        do {
+            try demo(tenants: tenants)
+        } catch {
+            FileHandle.standardError.write(Data("fleet-demo: \(error)\n".utf8))
+            exit(1)
+        }
+    }
+
+    static func demo(tenants: Int) throws {
+        print("Starting a throwaway PostgreSQL server…")
+        let server = try ThrowawayPostgreSQLServer(.init(folderPrefix: "fleet-demo", settings: ["max_connections=100"]))
+        defer { server.stop() }
+        try server.createDatabase("crm")
+        let connectionString = server.connectionString(database: "crm")
+        print("Making \(tenants) tenant schemas at release 1.0…")
+        try CRMFleet.makeTenants(tenants, connectionString: connectionString)
+        print(try CRMFleet.fleet(connectionString: connectionString).plan())
+
+        // Reading the status first creates the claims table the demo watches.
+        let fleet = try CRMFleet.fleet(connectionString: connectionString, worker: "fleet-demo")
+        _ = try fleet.status()
+        print("\nStarting four workers of release \(CRMFleet.appVersion), sharing the fleet's claims…")
+        let executable = Bundle.main.executableURL ?? URL(fileURLWithPath: CommandLine.arguments[0])
+        var workers: [(name: String, process: Process, log: URL)] = []
+        for index in 1...4 {
+            let process = Process()
+            process.executableURL = executable
+            process.arguments = ["worker", connectionString, "worker-\(index)"]
+            let log = server.folder.appendingPathComponent("worker-\(index).out")
+            _ = FileManager.default.createFile(atPath: log.path, contents: nil)
+            let output = try FileHandle(forWritingTo: log)
+            process.standardOutput = output
+            process.standardError = output
+            try process.run()
+            try output.close()
+            workers.append(("worker-\(index)", process, log))
+        }
+        // worker-2 dies once it holds a tenant, a tenth of the fleet or more migrated.
+        let watcher = try PostgreSQLStore(connectionString)
+        while workers[1].process.isRunning {
+            let counts = try watcher.read { db in
+                try db.rows(
+                    """
+                    SELECT count(*) FILTER (WHERE state = 'migrated'), count(*) FILTER (WHERE state = 'running' AND worker = 'worker-2')
+                    FROM store_migrations_fleet WHERE fleet = 'crm'
+                    """
+                ).first.map { (try $0[0] as Int, try $0[1] as Int) } ?? (0, 0)
+            }
+            if counts.0 * 10 >= tenants, counts.1 > 0 {
+                kill(workers[1].process.processIdentifier, SIGKILL)
+                print("Killed worker-2 (SIGKILL) while it held \(counts.1) tenant\(counts.1 == 1 ? "" : "s"), \(counts.0) tenants migrated.")
+                break
+            }
+            usleep(20_000)
+        }
+        for worker in workers {
+            worker.process.waitUntilExit()
+            let text = (try? String(contentsOf: worker.log, encoding: .utf8)) ?? ""
+            let ending = worker.process.terminationReason == .uncaughtSignal ? "killed" : "exit \(worker.process.terminationStatus)"
+            print("\n\(worker.name) (\(ending)):\n" + (text.isEmpty ? "  (no report: killed before it printed one)" : text), terminator: "")
+        }
+        print("\n\nThe fleet's status, as any machine reads it:\n\(try fleet.status())")
+        print("\nA fifth look at the fleet:\n\(try fleet.plan())")
+    }
+
+    /// One worker: migrates the fleet, prints its report, exits.
+    static func runWorker(connectionString: String, name: String) -> Never {
+        do {
+            let report = try CRMFleet.fleet(connectionString: connectionString, worker: name).migrate(FleetRunOptions(maxTenantsInFlight: 4))
+            print(report)
+            exit(report.succeeded ? 0 : 1)
+        } catch {
+            print("\(name): failed: \(error)")
+            exit(1)
+        }
+    }
+}
+#else
+@main
+struct FleetDemo {
+    static func main() {}
+}
+#endif

@@ -1,0 +1,235 @@
+import CLibPQ
+import Foundation
+import StoreMigrations
+
+/// A fleet's tenants as the schemas of one PostgreSQL database: every schema whose name matches
+/// a pattern, or the schemas a tenants table of the service's own lists. A tenant's key is its
+/// schema's name; its stores come from ``store(for:lockTimeout:lockRetries:)``.
+///
+/// ```swift
+/// let tenants = try PostgreSQLTenantSchemas("host=db.internal dbname=saas", matching: "tenant_%", connections: 8)
+/// let fleet = MigrationFleet(appVersion: "2.1", tenants: tenants) { tenant, coordinator in
+///     let orders = try coordinator.manager("orders", store: tenants.store(for: tenant))
+///     orders.register("2.0") { db in try db.execute("ALTER TABLE orders ADD COLUMN reference text") }
+/// }
+/// let report = try fleet.migrate(FleetRunOptions(maxTenantsInFlight: 16))
+/// ```
+///
+/// ## Connections
+///
+/// The stores of every tenant share one pool of at most `connections` connections to the
+/// database, apart from the fleet's cap on tenants in flight: a store borrows a connection for
+/// each read or step and gives it back after, with its session's `search_path` set to the
+/// tenant's schema (then `public`), so that a body's unqualified names are the tenant's.
+///
+/// ## A stream, and records read ahead
+///
+/// Schemas are read a page at a time (``pageSize``, in the byte order of their names), never
+/// listed whole, so a fleet of any size takes the same memory. With each page the source reads
+/// the record tables of all its schemas in one query and keeps them for the stores' first reads:
+/// a fleet's plan, or its check that every tenant is up to date, costs a few round trips per
+/// page rather than a connection and a query per tenant. A store reads for itself after that
+/// first read, and under its lock in every step.
+public struct PostgreSQLTenantSchemas: TenantSource {
+    /// Which schemas are tenants.
+    public enum Selection: Sendable, Hashable {
+        /// The schemas whose name is `LIKE` this pattern (`tenant_%`).
+        case pattern(String)
+        /// The schemas named in a column of a table of the service's (`public.tenants`), each
+        /// tenant in the group another column gives, if any.
+        case table(String, schemaColumn: String, groupColumn: String?)
+    }
+
+    /// Which schemas are tenants.
+    public let selection: Selection
+    /// How many schemas a page reads, with their records.
+    public let pageSize: Int
+    /// At most how many connections the tenants' stores hold open at once.
+    public var connections: Int { pool.limit }
+    let connectionString: String
+    let pool: PostgreSQLConnectionPool
+    private let name: String
+
+    /// A source of the schemas of the database `connectionString` names whose name is `LIKE`
+    /// `pattern`, their stores sharing at most `connections` connections.
+    ///
+    /// - Throws: ``PostgreSQLError`` with ``PostgreSQLError/Kind-swift.enum/invalidConnectionString``
+    ///   when the string does not parse.
+    public init(_ connectionString: String, matching pattern: String, connections: Int = 8, pageSize: Int = 500) throws {
+        try self.init(connectionString, selection: .pattern(pattern), connections: connections, pageSize: pageSize)
+    }
+
+    /// A source of the schemas `table` lists in `schemaColumn`, each in the group
+    /// `groupColumn` gives if named, their stores sharing at most `connections` connections.
+    public init(
+        _ connectionString: String, table: String, schemaColumn: String = "schema_name", groupColumn: String? = nil,
+        connections: Int = 8, pageSize: Int = 500
+    ) throws {
+        try self.init(
+            connectionString, selection: .table(table, schemaColumn: schemaColumn, groupColumn: groupColumn),
+            connections: connections, pageSize: pageSize)
+    }
+
+    private init(_ connectionString: String, selection: Selection, connections: Int, pageSize: Int) throws {
+        // Parsed now, so that a bad string fails here rather than at the first tenant.
+        let probe = try PostgreSQLStore(connectionString)
+        self.connectionString = connectionString
+        self.selection = selection
+        self.pageSize = max(1, pageSize)
+        pool = PostgreSQLConnectionPool(limit: connections)
+        let database = probe.description.replacingOccurrences(of: ", schema public", with: "")
+        switch selection {
+        case .pattern(let pattern): name = "the schemas LIKE '\(pattern)' of \(database)"
+        case let .table(table, column, _): name = "the schemas listed in \(table).\(column) of \(database)"
+        }
+    }
+
+    public var description: String { name }
+
+    /// The store of `tenant`'s schema, sharing the source's connections. Its record tables live
+    /// in the schema, created by its first step.
+    public func store(
+        for tenant: Tenant, lockTimeout: Duration = .seconds(120), lockRetries: PostgreSQLStore.LockRetries = .standard
+    ) throws -> PostgreSQLStore {
+        try PostgreSQLStore(connectionString, schema: tenant.key, sharing: pool, lockTimeout: lockTimeout, lockRetries: lockRetries)
+    }
+
+    /// Starts a walk over the schemas, on a connection of its own, opened at the first page.
+    public func makeTenantIterator() throws -> Iterator {
+        Iterator(source: self)
+    }
+
+    /// A walk over the schemas, one page at a time.
+    public struct Iterator: TenantIterator {
+        private let source: PostgreSQLTenantSchemas
+        private var reader: PageReader?
+        private var page: [Tenant] = []
+        private var index = 0
+        private var last: String?
+        private var isDone = false
+
+        init(source: PostgreSQLTenantSchemas) {
+            self.source = source
+        }
+
+        /// The next schema's tenant, or `nil` after the last.
+        ///
+        /// - Throws: ``PostgreSQLError`` naming the source when the database cannot be read.
+        public mutating func next() throws -> Tenant? {
+            if index == page.count {
+                guard !isDone else { return nil }
+                let reader = try self.reader ?? PageReader(source: source)
+                self.reader = reader
+                page = try reader.page(after: last)
+                index = 0
+                last = page.last?.key
+                if page.count < source.pageSize { isDone = true }
+                guard !page.isEmpty else { return nil }
+            }
+            defer { index += 1 }
+            return page[index]
+        }
+    }
+
+    /// Reads pages of schemas and their records on one connection.
+    final class PageReader {
+        private let source: PostgreSQLTenantSchemas
+        private let connection: PostgreSQLConnection
+
+        init(source: PostgreSQLTenantSchemas) throws {
+            self.source = source
+            connection = try PostgreSQLConnection(
+                parameters: try PostgreSQLStore(source.connectionString).parameters, store: source.description)
+        }
+
+        /// The schemas after `last`, and their records, read ahead into the source's pool.
+        func page(after last: String?) throws -> [Tenant] {
+            let sql: String
+            switch source.selection {
+            case .pattern(let pattern):
+                sql = """
+                    SELECT nspname::text, NULL::text, \(Self.tableFlags("nspname")) FROM pg_namespace
+                    WHERE nspname LIKE \(Self.literal(pattern)) AND ($1::text IS NULL OR nspname::text > $1 COLLATE "C")
+                    ORDER BY nspname::text COLLATE "C" LIMIT \(source.pageSize)
+                    """
+            case let .table(table, column, group):
+                let key = PostgreSQLConnection.quoted(column)
+                let groupValue = group.map { PostgreSQLConnection.quoted($0) + "::text" } ?? "NULL::text"
+                let qualifiedTable = table.split(separator: ".").map { PostgreSQLConnection.quoted(String($0)) }.joined(separator: ".")
+                sql = """
+                    SELECT \(key)::text, \(groupValue), \(Self.tableFlags(key)) FROM \(qualifiedTable)
+                    WHERE $1::text IS NULL OR \(key)::text > $1 COLLATE "C"
+                    ORDER BY \(key)::text COLLATE "C" LIMIT \(source.pageSize)
+                    """
+            }
+            let rows = try connection.rows(sql, arguments: [last.map { .text($0) } ?? .null])
+            var tenants: [Tenant] = []
+            var withLevels: [(schema: String, hasHistory: Bool)] = []
+            for row in rows {
+                let schema: String = try row[0]
+                tenants.append(Tenant(schema, group: try row[1]))
+                if try row[2] as Bool { withLevels.append((schema, try row[3])) }
+            }
+            var records: [String: [String: MigrationRecord]] = [:]
+            for tenant in tenants { records[tenant.key] = [:] }
+            if !withLevels.isEmpty {
+                for schema in withLevels.map(\.schema) { records[schema] = nil }
+                // A schema dropped since the page was listed fails the whole read: its stores
+                // then read for themselves, as every store does without a read ahead.
+                for (schema, record) in (try? readRecords(of: withLevels)) ?? [:] { records[schema] = record }
+            }
+            source.pool.readAhead(records)
+            return tenants
+        }
+
+        /// The records of `schemas`, all in one round trip: a statement per table, sent
+        /// together. One `UNION ALL` of every schema's tables cost the server ten times more:
+        /// planning the union of a page's tables outweighed reading their few rows.
+        private func readRecords(of schemas: [(schema: String, hasHistory: Bool)]) throws -> [String: [String: MigrationRecord]] {
+            var statements = ["BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"]
+            for (schema, hasHistory) in schemas {
+                let quoted = PostgreSQLConnection.quoted(schema)
+                statements.append(
+                    "SELECT \(Self.literal(schema)), manager, level, app_version, baseline, to_jsonb(l) ->> 'progress' FROM "
+                        + "\(quoted).\(PostgreSQLStore.levelsTable) l")
+                if hasHistory {
+                    statements.append(
+                        "SELECT \(Self.literal(schema)), manager, version, extract(epoch FROM applied_at)::float8, duration_seconds, "
+                            + "j ->> 'name', j ->> 'fingerprint' FROM \(quoted).\(PostgreSQLStore.historyTable) h, LATERAL to_jsonb(h) j "
+                            + "ORDER BY id")
+                }
+            }
+            statements.append("COMMIT")
+            let results: [[PostgreSQLRow]]
+            do {
+                results = try connection.queryEach(statements.joined(separator: ";\n"))
+            } catch {
+                if connection.transactionStatus != PQTRANS_IDLE { try? connection.execute("ROLLBACK") }
+                throw error
+            }
+            var records: [String: [String: MigrationRecord]] = [:]
+            var next = 1
+            for (schema, hasHistory) in schemas {
+                let levels = results[next]
+                let history = hasHistory ? results[next + 1] : []
+                next += hasHistory ? 2 : 1
+                // A schema whose records do not decode is not read ahead: its store reads them
+                // itself and throws its own error, for its tenant alone.
+                let store = try PostgreSQLStore(source.connectionString, schema: schema)
+                records[schema] = try? store.decodeRecords(levels: levels, history: history, first: 1)
+            }
+            return records
+        }
+
+        /// Whether a schema named by `expression` has the levels table, and the history table.
+        private static func tableFlags(_ expression: String) -> String {
+            "to_regclass(quote_ident(\(expression)::text) || '.\(PostgreSQLStore.levelsTable)') IS NOT NULL, "
+                + "to_regclass(quote_ident(\(expression)::text) || '.\(PostgreSQLStore.historyTable)') IS NOT NULL"
+        }
+
+        /// `text` as a string literal.
+        static func literal(_ text: String) -> String {
+            "'" + text.replacingOccurrences(of: "'", with: "''") + "'"
+        }
+    }
+}
