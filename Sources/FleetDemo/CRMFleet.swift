@@ -11,7 +11,11 @@ enum CRMFleet {
     static let appVersion: Version = "2.1"
 
     /// The fleet at `appVersion`, its workers sharing claims under the name `worker` when given.
-    static func fleet(connectionString: String, appVersion: Version = appVersion, worker: String? = nil) throws -> MigrationFleet {
+    /// A worker that `stalls` hangs in the first 2.1 step it runs, its transaction open: the demo
+    /// kills it there, whatever the machine's speed.
+    static func fleet(
+        connectionString: String, appVersion: Version = appVersion, worker: String? = nil, stalls: Bool = false
+    ) throws -> MigrationFleet {
         let tenants = try PostgreSQLTenantSchemas(connectionString, matching: "tenant\\_%", connections: 4)
         let claims = try worker.map { try PostgreSQLFleetClaims(connectionString, fleet: "crm", worker: $0) }
         return MigrationFleet(appVersion: appVersion, tenants: tenants, claims: claims) { tenant, coordinator in
@@ -23,7 +27,10 @@ enum CRMFleet {
                     """)
             }
             crm.register("2.0") { db in try db.execute("UPDATE customer SET plan = 'free', email = lower(email)") }
-            crm.register("2.1") { db in try db.execute("ALTER TABLE customer ADD COLUMN is_active boolean NOT NULL DEFAULT true") }
+            crm.register("2.1") { db in
+                try db.execute("ALTER TABLE customer ADD COLUMN is_active boolean NOT NULL DEFAULT true")
+                if stalls { Thread.sleep(forTimeInterval: 3_600) }
+            }
         }
     }
 

@@ -8,7 +8,8 @@ import ThrowawayPostgreSQL
 /// `swift run fleet-demo`: starts a throwaway PostgreSQL server, makes 1,000 tenant schemas of a
 /// CRM service at release 1.0, then starts four workers of release 2.1 at once (child processes
 /// of this program) that share the fleet through claims in the database; kills one of them with
-/// SIGKILL part way; waits for the other three, which take over its tenant; and prints the
+/// SIGKILL in the middle of a tenant (it hangs in its first 2.1 step, so that the kill lands
+/// there on any machine); waits for the other three, which take over its tenant; and prints the
 /// fleet's status (who did what) and its plan after.
 ///
 /// ```
@@ -18,7 +19,9 @@ import ThrowawayPostgreSQL
 struct FleetDemo {
     static func main() {
         let arguments = Array(CommandLine.arguments.dropFirst())
-        if arguments.first == "worker", arguments.count == 3 { runWorker(connectionString: arguments[1], name: arguments[2]) }
+        if arguments.first == "worker", arguments.count == 4 {
+            runWorker(connectionString: arguments[1], name: arguments[2], stalls: arguments[3] == "stalls")
+        }
         var tenants = 1_000
         if arguments.count == 2, arguments[0] == "--tenants", let count = Int(arguments[1]), count > 0 {
             tenants = count
@@ -53,7 +56,7 @@ struct FleetDemo {
         for index in 1...4 {
             let process = Process()
             process.executableURL = executable
-            process.arguments = ["worker", connectionString, "worker-\(index)"]
+            process.arguments = ["worker", connectionString, "worker-\(index)", index == 2 ? "stalls" : "runs"]
             let log = server.folder.appendingPathComponent("worker-\(index).out")
             _ = FileManager.default.createFile(atPath: log.path, contents: nil)
             let output = try FileHandle(forWritingTo: log)
@@ -63,7 +66,7 @@ struct FleetDemo {
             try output.close()
             workers.append(("worker-\(index)", process, log))
         }
-        // worker-2 dies once it holds a tenant, a tenth of the fleet or more migrated.
+        // worker-2 dies once it holds a tenant (it hangs in its first 2.1 step).
         let watcher = try PostgreSQLStore(connectionString)
         while workers[1].process.isRunning {
             let counts = try watcher.read { db in
@@ -74,7 +77,7 @@ struct FleetDemo {
                     """
                 ).first.map { (try $0[0] as Int, try $0[1] as Int) } ?? (0, 0)
             }
-            if counts.0 * 10 >= tenants, counts.1 > 0 {
+            if counts.1 > 0 {
                 kill(workers[1].process.processIdentifier, SIGKILL)
                 print("Killed worker-2 (SIGKILL) while it held \(counts.1) tenant\(counts.1 == 1 ? "" : "s"), \(counts.0) tenants migrated.")
                 break
@@ -92,9 +95,9 @@ struct FleetDemo {
     }
 
     /// One worker: migrates the fleet, prints its report, exits.
-    static func runWorker(connectionString: String, name: String) -> Never {
+    static func runWorker(connectionString: String, name: String, stalls: Bool) -> Never {
         do {
-            let report = try CRMFleet.fleet(connectionString: connectionString, worker: name).migrate(FleetRunOptions(maxTenantsInFlight: 4))
+            let report = try CRMFleet.fleet(connectionString: connectionString, worker: name, stalls: stalls).migrate(FleetRunOptions(maxTenantsInFlight: 4))
             print(report)
             exit(report.succeeded ? 0 : 1)
         } catch {

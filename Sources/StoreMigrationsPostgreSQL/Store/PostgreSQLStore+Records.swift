@@ -32,7 +32,13 @@ extension PostgreSQLStore {
             SQLRecordTables.LaterColumn(rawValue: try row[0])
         } ?? []
         let upgrades = tables.upgradeStatements(present: Set(present))
-        if !upgrades.isEmpty { try db.execute(upgrades.joined(separator: ";\n")) }
+        guard !upgrades.isEmpty else { return }
+        do {
+            try db.execute(upgrades.joined(separator: ";\n"))
+        } catch let error as PostgreSQLError where error.sqlState == "42703" {
+            // A table of that name whose columns are not a levels table's: another program's.
+            throw try foreignTableError(error, in: db)
+        }
     }
 
     /// Every manager's record, in one round trip; inside the caller's transaction, or (`snapshot`)
