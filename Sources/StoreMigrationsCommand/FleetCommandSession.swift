@@ -147,9 +147,8 @@ struct FleetCommandSession {
         lines.append("  held:        \(held)" + (held > 0 ? " (post-deploy steps)" : ""))
         lines.append("  in progress: \(plan.inProgress)")
         lines += plan.inProgressExamples.map { "    \($0)" }
-        if plan.inProgress > plan.inProgressExamples.count, !plan.inProgressExamples.isEmpty {
-            lines.append("    and more")
-        }
+        let namedInProgress = Set(plan.inProgressExamples.map(\.tenant)).count
+        if plan.inProgress > namedInProgress { lines.append("    and \(plan.inProgress - namedInProgress) more") }
         lines.append("  failed:      \(plan.failed)")
         lines += plan.failures.map { "    \($0)" }
         if plan.failed > plan.failures.count { lines.append("    and \(plan.failed - plan.failures.count) more") }

@@ -103,6 +103,32 @@ struct UnreadableSource: TenantSource {
         #expect(errors == "app fleet: error: 1 tenant could not be planned or would be refused; fix the cause shown for each, then check again.\n")
     }
 
+    @Test func statusNamesTheTenantsPartWayThroughAResumableMigration() throws {
+        let keys = ["a", "b", "c", "d", "e", "f", "g"]
+        let stores = Dictionary(uniqueKeysWithValues: keys.map { ($0, InMemoryStore<[String]>([], name: "store \($0)")) })
+        let template: MigrationFleet.Template = { tenant, coordinator in
+            // 40 rows in batches of 10.
+            try coordinator.manager("big", store: stores[tenant.key]!).registerResumable("1.0", batchSize: .fixed(10)) { rows, batch in
+                let done = Int(batch.cursor ?? "0")! + batch.limit
+                rows.append("batch to \(done)")
+                return done >= 40 ? .finished(processed: batch.limit) : .more(cursor: String(done), processed: batch.limit, total: 40)
+            }
+        }
+        // Six tenants' launches stopped by their budget after one batch.
+        for key in keys.dropLast() {
+            let coordinator = MigrationCoordinator(appVersion: "1.0")
+            coordinator.deferredWork = .manual
+            try template(Tenant(key), coordinator)
+            _ = try coordinator.run(launchBudget: .zero)
+        }
+        let recorder = RecordingConsole()
+        let command = FleetCommand(fleet: MigrationFleet(appVersion: "1.0", tenants: TenantList(keys: keys), template: template), commandName: "app fleet")
+        #expect(command.run(arguments: ["status", "--check"], console: recorder.console(isTerminal: false)) == .pending)
+        #expect(recorder.output.contains("  to migrate:  7\n  held:        0\n  in progress: 6\n    a: big 1.0: 25% (10 of 40) in 1 batch, resumes after 10"))
+        #expect(recorder.output.contains("\n    e: big 1.0: 25% (10 of 40) in 1 batch, resumes after 10"))
+        #expect(recorder.output.contains("\n    and 1 more\n  failed:      0\n"), "five tenants named, of six")
+    }
+
     @Test func planGroupsThePendingStepsAsTextAndJSON() throws {
         let fleet = CommandFleet(["a", "b", "c", "d"])
         #expect(fleet.run("migrate --tenants 1 --canary 1 --max-failures 0", tenants: TenantList(keys: ["a", "b"])).0 == .success)
