@@ -27,20 +27,39 @@ import Glibc
 /// Whenever the lock cannot be taken, either file is there, or anything fails, the read gives
 /// `nil` and the caller reads the ordinary way, which waits, rolls back or reads the WAL as SQLite
 /// does, and reports the errors.
+///
+/// Nor is it tried where the ordinary read of a WAL database could not create its `-wal` and
+/// `-shm` files (a folder it may not write, a full disk): that read fails, and planning must
+/// fail with it, before any step of any store runs, whichever way the file is read.
 enum UnchangedFileRead {
     /// What `body` read from the database at `path` opened `immutable` under a shared lock, or
     /// `nil` when that is not safe or did not work.
     static func read<T>(path: String, busyTimeout: TimeInterval, _ body: (Database) throws -> T) -> T? {
-        guard let db = try? Database(path: path, busyTimeout: busyTimeout, mode: .immutable) else { return nil }
-        var file: UnsafeMutablePointer<sqlite3_file>?
-        guard sqlite3_file_control(db.handle, "main", SQLITE_FCNTL_FILE_POINTER, &file) == SQLITE_OK,
-              let file, let methods = file.pointee.pMethods, let lock = methods.pointee.xLock,
-              let unlock = methods.pointee.xUnlock, lock(file, SQLITE_LOCK_SHARED) == SQLITE_OK
+        guard ordinaryReadCanCreateFiles(beside: path),
+              let db = try? Database(path: path, busyTimeout: busyTimeout, mode: .immutable)
         else { return nil }
-        defer { _ = unlock(file, SQLITE_LOCK_NONE) }
-        let wal = path + "-wal"
-        guard !exists(wal), !exists(path + "-journal"), let result = try? body(db), !exists(wal) else { return nil }
-        return result
+        // The file object belongs to the connection: it must outlive the unlock.
+        return withExtendedLifetime(db) {
+            var file: UnsafeMutablePointer<sqlite3_file>?
+            guard sqlite3_file_control(db.handle, "main", SQLITE_FCNTL_FILE_POINTER, &file) == SQLITE_OK,
+                  let file, let methods = file.pointee.pMethods, let lock = methods.pointee.xLock,
+                  let unlock = methods.pointee.xUnlock, lock(file, SQLITE_LOCK_SHARED) == SQLITE_OK
+            else { return nil }
+            defer { _ = unlock(file, SQLITE_LOCK_NONE) }
+            let wal = path + "-wal"
+            guard !exists(wal), !exists(path + "-journal"), let result = try? body(db), !exists(wal) else { return nil }
+            return result
+        }
+    }
+
+    /// Whether the folder of `path` takes new files, with room for a `-shm` file's first
+    /// 32 KiB and more: writable, and neither out of space nor of inodes (where the file system
+    /// counts them).
+    private static func ordinaryReadCanCreateFiles(beside path: String) -> Bool {
+        let folder = path.lastIndex(of: "/").map { $0 == path.startIndex ? "/" : String(path[..<$0]) } ?? "."
+        var status = statvfs()
+        guard access(folder, W_OK) == 0, statvfs(folder, &status) == 0 else { return false }
+        return UInt64(status.f_bavail) * UInt64(status.f_frsize) >= 64 * 1_024 && (status.f_files == 0 || status.f_favail >= 2)
     }
 
     private static func exists(_ path: String) -> Bool {
