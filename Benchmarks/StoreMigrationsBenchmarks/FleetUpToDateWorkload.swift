@@ -9,12 +9,14 @@ import StoreMigrationsSQLite
 
 /// The fleet's up-to-date check over folders of SQLite tenant files (issue 27): `plan()` of a
 /// ``MigrationFleet`` over a ``SQLiteTenantFolder`` whose every tenant has its five migrations
-/// applied, against raw SQLite listing the same folder, opening each file read-only and reading
-/// its records (both tables) with the C API, one file after another, in WAL mode (the store's
-/// default) and in rollback-journal mode. The library's check runs
-/// as it ships (as many tenants at once as there are processors) and with one tenant at a time,
-/// the baseline's way. Peak memory is read for the check of each folder: its growth from the
-/// small folder to the large one is what a fleet ten times larger costs.
+/// applied, against raw SQLite listing the same folder and reading each file's records (both
+/// tables) with the C API, one file after another, in WAL mode (the store's default) and in
+/// rollback-journal mode. Raw SQLite reads each file two ways: opened read-write as an ordinary
+/// reader (how the store read before it read unchanged files `immutable`), and the store's way
+/// (`immutable` under a shared lock, after looking for a `-wal` and a `-journal`). The library's
+/// check runs as it ships (as many tenants at once as there are processors) and with one tenant
+/// at a time, the baseline's way. Peak memory is read for the check of each folder: its growth
+/// from the small folder to the large one is what a fleet ten times larger costs.
 struct FleetUpToDateWorkload {
     let small: Int
     let large: Int
@@ -87,14 +89,24 @@ struct FleetUpToDateWorkload {
             checks[count] = shipped.library
             rows.append(Measurement(
                 workload: "fleet: up-to-date check of \(count) SQLite tenant files (\(mode), 5 applied each)",
-                metric: "fleet plan(), \(ProcessInfo.processInfo.activeProcessorCount) tenants at once, vs raw SQLite reading each file's records in turn",
+                metric: "fleet plan(), \(ProcessInfo.processInfo.activeProcessorCount) tenants at once, vs raw SQLite opening each file read-write in turn",
                 runs: timer.runs, libraryMedian: shipped.library.median, baselineMedian: shipped.baseline.median,
                 target: count >= 10_000 ? "≤ 2 s" : "(none)", libraryPeakMiB: shipped.library.peakMiB, baselinePeakMiB: shipped.baseline.peakMiB))
-            if count == large, journalMode == .wal {
-                let oneAtATime = try timer.compare(library: { try check(inFlight: 1) }, baseline: { try Self.readByHand(folder, expecting: count) })
+            if count == large {
+                let storesWay = try timer.compare(
+                    library: { try check(inFlight: nil) }, baseline: { try Self.readByHand(folder, expecting: count, immutable: true) })
                 rows.append(Measurement(
                     workload: "fleet: up-to-date check of \(count) SQLite tenant files (\(mode), 5 applied each)",
-                    metric: "fleet plan(maxTenantsInFlight: 1) vs the same raw SQLite reads",
+                    metric: "fleet plan() vs raw SQLite reading each file the store's way (immutable under a shared lock), in turn",
+                    runs: timer.runs, libraryMedian: storesWay.library.median, baselineMedian: storesWay.baseline.median,
+                    target: "≤ 2 s"))
+            }
+            if count == large, journalMode == .wal {
+                let oneAtATime = try timer.compare(
+                    library: { try check(inFlight: 1) }, baseline: { try Self.readByHand(folder, expecting: count, immutable: true) })
+                rows.append(Measurement(
+                    workload: "fleet: up-to-date check of \(count) SQLite tenant files (\(mode), 5 applied each)",
+                    metric: "fleet plan(maxTenantsInFlight: 1) vs raw SQLite reading each file the store's way, in turn",
                     runs: timer.runs, libraryMedian: oneAtATime.library.median, baselineMedian: oneAtATime.baseline.median, target: "(none)"))
             }
         }
@@ -110,11 +122,13 @@ struct FleetUpToDateWorkload {
         return rows
     }
 
-    /// The baseline: the folder listed with `readdir`, each `*.sqlite` file opened as the store
-    /// opens it to plan (read-write, never created; `SQLITE_OPEN_READONLY` took twice as long on
-    /// WAL files here) and both record tables read with the C API, the applied set compared with
-    /// the five registered versions.
-    static func readByHand(_ folder: URL, expecting count: Int) throws {
+    /// The baseline: the folder listed with `readdir`, each `*.sqlite` file opened and both
+    /// record tables read with the C API, the applied set compared with the five registered
+    /// versions. A file is opened read-write, never created, as an ordinary reader
+    /// (`SQLITE_OPEN_READONLY` took twice as long on WAL files here), or, when `immutable`, as
+    /// the store reads an unchanged file: no `-wal` or `-journal` beside it, opened `immutable`,
+    /// SQLite's shared lock taken through its file object for the read.
+    static func readByHand(_ folder: URL, expecting count: Int, immutable: Bool = false) throws {
         guard let directory = opendir(folder.path) else { throw RawSQLiteError(message: "opendir \(folder.path)") }
         defer { closedir(directory) }
         let expected = Set(versions.map(\.description))
@@ -122,10 +136,27 @@ struct FleetUpToDateWorkload {
         while let entry = readdir(directory) {
             let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
             guard name.hasSuffix(".sqlite") else { continue }
+            let path = folder.path + "/" + name
             var handle: OpaquePointer?
             defer { sqlite3_close_v2(handle) }
-            guard sqlite3_open_v2(folder.path + "/" + name, &handle, SQLITE_OPEN_READWRITE, nil) == SQLITE_OK else {
-                throw RawSQLiteError(message: "open \(name)")
+            var file: UnsafeMutablePointer<sqlite3_file>?
+            if immutable {
+                guard access(path + "-wal", F_OK) != 0, access(path + "-journal", F_OK) != 0,
+                      sqlite3_open_v2("file:\(path)?immutable=1", &handle, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, nil) == SQLITE_OK,
+                      sqlite3_file_control(handle, "main", SQLITE_FCNTL_FILE_POINTER, &file) == SQLITE_OK, let file,
+                      file.pointee.pMethods.pointee.xLock(file, SQLITE_LOCK_SHARED) == SQLITE_OK
+                else { throw RawSQLiteError(message: "open \(name) immutable") }
+            } else {
+                guard sqlite3_open_v2(path, &handle, SQLITE_OPEN_READWRITE, nil) == SQLITE_OK else {
+                    throw RawSQLiteError(message: "open \(name)")
+                }
+            }
+            defer {
+                if let file {
+                    // The store looks for a -wal again after the read.
+                    _ = access(path + "-wal", F_OK)
+                    _ = file.pointee.pMethods.pointee.xUnlock(file, SQLITE_LOCK_NONE)
+                }
             }
             var statement: OpaquePointer?
             let sql = "SELECT manager, version FROM store_migrations_history UNION ALL SELECT manager, level FROM store_migrations_levels"

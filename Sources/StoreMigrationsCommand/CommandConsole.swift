@@ -31,3 +31,27 @@ package struct CommandConsole: Sendable {
             readLine: { Swift.readLine() })
     }
 }
+
+extension CommandConsole {
+    /// Reports arguments the command cannot act on, and where its usage is, on standard error.
+    func usageError(_ error: CommandUsageError, command: String, subcommand: String?) -> MigrationCommand.ExitCode {
+        errors("\(command): error: \(error)\n")
+        errors("Run '\(command)\(subcommand.map { " \($0)" } ?? "") --help' for usage.\n")
+        return .usage
+    }
+
+    /// The command's `--help`: what it does, its subcommands and its exit codes.
+    static func usage(command: String, purpose: String, subcommands: [(String, String)], exitCodes: [String]) -> String {
+        var lines = ["USAGE: \(command) <subcommand> [options]", "", purpose, "", "SUBCOMMANDS:"]
+        lines += subcommands.map { "  " + $0.0.padding(toLength: 10, withPad: " ", startingAt: 0) + $0.1 }
+        lines += ["", "Run '\(command) <subcommand> --help' for its options.", "", "EXIT CODES:"] + exitCodes
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// A subcommand's `--help`: its synopsis, what it does, and its options.
+    static func usage(command: String, synopsis: String, summary: String, options: [(String, String)]) -> String {
+        var lines = ["USAGE: \(command) \(synopsis)", "", summary, "", "OPTIONS:"]
+        lines += options.map { "  " + $0.0.padding(toLength: 18, withPad: " ", startingAt: 0) + $0.1 }
+        return lines.joined(separator: "\n") + "\n"
+    }
+}

@@ -8,6 +8,8 @@ struct CommandSession {
     enum Subcommand: String, CaseIterable {
         case status, plan, migrate, baseline, verify
 
+        static var names: [String] { allCases.map(\.rawValue) }
+
         var summary: String {
             switch self {
             case .status: return "Show each manager's applied, pending, late, ahead, in-progress and post-deploy migrations."
@@ -54,33 +56,25 @@ struct CommandSession {
     let console: CommandConsole
 
     var usage: String {
-        var lines = [
-            "USAGE: \(name) <subcommand> [options]", "",
-            "Migrates the app's stores to app version \(coordinator.appVersion).", "", "SUBCOMMANDS:",
-        ]
-        lines += Subcommand.allCases.map { "  " + $0.rawValue.padding(toLength: 10, withPad: " ", startingAt: 0) + $0.summary }
-        lines += ["", "Run '\(name) <subcommand> --help' for its options.", "", "EXIT CODES:"]
-        lines += [
-            "  0  success; for status --check, nothing pending",
-            "  1  a migration failed, a store could not be read, or the stores refuse the run;",
-            "     for verify, an applied migration was edited since it ran",
-            "  2  bad arguments; nothing was read or run",
-            "  3  status --check: something is pending",
-            "  4  migrate: the confirmation was declined; nothing was run",
-        ]
-        return lines.joined(separator: "\n") + "\n"
+        CommandConsole.usage(
+            command: name, purpose: "Migrates the app's stores to app version \(coordinator.appVersion).",
+            subcommands: Subcommand.allCases.map { ($0.rawValue, $0.summary) },
+            exitCodes: [
+                "  0  success; for status --check, nothing pending",
+                "  1  a migration failed, a store could not be read, or the stores refuse the run;",
+                "     for verify, an applied migration was edited since it ran",
+                "  2  bad arguments; nothing was read or run",
+                "  3  status --check: something is pending",
+                "  4  migrate: the confirmation was declined; nothing was run",
+            ])
     }
 
     func usage(of subcommand: Subcommand) -> String {
-        var lines = ["USAGE: \(name) \(subcommand.synopsis)", "", subcommand.summary, "", "OPTIONS:"]
-        lines += subcommand.options.map { "  " + $0.0.padding(toLength: 18, withPad: " ", startingAt: 0) + $0.1 }
-        return lines.joined(separator: "\n") + "\n"
+        CommandConsole.usage(command: name, synopsis: subcommand.synopsis, summary: subcommand.summary, options: subcommand.options)
     }
 
     func usageError(_ error: CommandUsageError, subcommand: Subcommand?) -> MigrationCommand.ExitCode {
-        console.errors("\(name): error: \(error)\n")
-        console.errors("Run '\(name)\(subcommand.map { " \($0.rawValue)" } ?? "") --help' for usage.\n")
-        return .usage
+        console.usageError(error, command: name, subcommand: subcommand?.rawValue)
     }
 
     func run(_ subcommand: Subcommand, _ arguments: [String]) throws -> MigrationCommand.ExitCode {

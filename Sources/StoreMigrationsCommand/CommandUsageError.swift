@@ -3,8 +3,9 @@ import StoreMigrations
 /// Arguments a ``MigrationCommand`` cannot act on: reported on standard error with the one thing
 /// to do about it, exit code ``MigrationCommand/ExitCode/usage``.
 enum CommandUsageError: Error, Equatable, CustomStringConvertible {
-    case missingSubcommand
-    case unknownSubcommand(String)
+    /// `choices`: the subcommands the command has, for the message.
+    case missingSubcommand(choices: [String])
+    case unknownSubcommand(String, choices: [String])
     case unknownOption(String, subcommand: String)
     case missingValue(option: String, subcommand: String)
     case unexpectedArgument(String, subcommand: String)
@@ -13,13 +14,16 @@ enum CommandUsageError: Error, Equatable, CustomStringConvertible {
     case invalidTarget(String)
     case invalidVersion(String, reason: String)
     case unknownManager(String)
+    /// A number the option needs (`expected` says which, such as "a whole number of at least 1"),
+    /// given as `text`; `example` is a valid use.
+    case invalidNumber(option: String, text: String, expected: String, example: String, subcommand: String)
 
     var description: String {
         switch self {
-        case .missingSubcommand:
-            return "no subcommand given; name one of " + CommandSession.Subcommand.allCases.map(\.rawValue).joined(separator: ", ")
-        case .unknownSubcommand(let name):
-            return "unknown subcommand '\(name)'; name one of " + CommandSession.Subcommand.allCases.map(\.rawValue).joined(separator: ", ")
+        case .missingSubcommand(let choices):
+            return "no subcommand given; name one of " + choices.joined(separator: ", ")
+        case .unknownSubcommand(let name, let choices):
+            return "unknown subcommand '\(name)'; name one of " + choices.joined(separator: ", ")
         case .unknownOption(let option, let subcommand):
             return "'\(subcommand)' has no option '\(option)'; see its options with '\(subcommand) --help'"
         case .missingValue(let option, let subcommand):
@@ -36,6 +40,8 @@ enum CommandUsageError: Error, Equatable, CustomStringConvertible {
             return "'\(text)' is not a version (\(reason)); give one such as 1.2 or 1.2-1"
         case .unknownManager(let name):
             return "no manager is named '\(name)'; see the managers with 'status'"
+        case let .invalidNumber(option, text, expected, example, subcommand):
+            return "'\(subcommand) \(option)' takes \(expected), not '\(text)'; give one such as \(example)"
         }
     }
 }

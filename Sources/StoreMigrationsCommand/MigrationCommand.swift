@@ -73,14 +73,14 @@ public struct MigrationCommand: Sendable {
     package func run(arguments: [String], console: CommandConsole) -> ExitCode {
         let session = CommandSession(coordinator: coordinator, name: commandName, console: console)
         guard let first = arguments.first else {
-            return session.usageError(.missingSubcommand, subcommand: nil)
+            return session.usageError(.missingSubcommand(choices: CommandSession.Subcommand.names), subcommand: nil)
         }
         if first == "--help" || first == "-h" || first == "help" {
             console.output(session.usage)
             return .success
         }
         guard let subcommand = CommandSession.Subcommand(rawValue: first) else {
-            return session.usageError(.unknownSubcommand(first), subcommand: nil)
+            return session.usageError(.unknownSubcommand(first, choices: CommandSession.Subcommand.names), subcommand: nil)
         }
         let rest = Array(arguments.dropFirst())
         if rest.contains("--help") || rest.contains("-h") {

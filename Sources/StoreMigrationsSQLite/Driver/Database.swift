@@ -59,6 +59,9 @@ public final class Database {
         case inspecting
         /// An existing database through a read-only connection, when the file is not writable.
         case readOnly
+        /// An existing database opened `immutable`: no locks, no `-wal`, `-shm` or hot journal
+        /// looked for; only for ``UnchangedFileRead``, which makes that safe.
+        case immutable
     }
 
     /// Opens the database at `path` as `mode` says (creating it if missing and migrating, with
@@ -69,12 +72,16 @@ public final class Database {
     init(path: String, busyTimeout: TimeInterval, mode: OpenMode = .migrating(switchingToWAL: true)) throws {
         var handle: OpaquePointer?
         let flags: Int32
+        var filename = path
         switch mode {
         case .migrating: flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
         case .inspecting: flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX
         case .readOnly: flags = SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX
+        case .immutable:
+            flags = SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX
+            filename = UnchangedFileRead.immutableURI(path)
         }
-        let status = sqlite3_open_v2(path, &handle, flags, nil)
+        let status = sqlite3_open_v2(filename, &handle, flags, nil)
         guard status == SQLITE_OK, let handle else {
             let message = handle.map { String(cString: sqlite3_errmsg($0)) } ?? String(cString: sqlite3_errstr(status))
             sqlite3_close_v2(handle)
@@ -91,7 +98,7 @@ public final class Database {
             try execute("PRAGMA foreign_keys = ON")
         case .inspecting:
             try execute("PRAGMA query_only = ON")
-        case .readOnly:
+        case .readOnly, .immutable:
             break
         }
     }
