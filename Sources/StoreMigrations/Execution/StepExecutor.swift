@@ -70,6 +70,9 @@ package enum StepExecutor {
             carrier?.context = context()
             defer { carrier?.context = nil }
             try body(&content, context)
+            if let carrier = Store.Content.self as? any StepNotesCarrier.Type {
+                for note in carrier.takeNotes(from: &content) { context().note(note) }
+            }
             let duration = (ContinuousClock.now - start).seconds
             // In place: a copy of the record would copy its whole applied set on every step. The
             // body changes the content, never the records, so the index is still the record's.
