@@ -283,4 +283,18 @@ import TestSupport
         #expect(report.description.hasPrefix("Migration to app version 2: 0 of 1 step applied, 1 postponed (they resume later) in "),
             "\(report)")
     }
+
+    /// Item 3: a name and the post-deploy mark combine, in either order.
+    @Test func aPostDeployMigrationCanBeNamed() throws {
+        let coordinator = MigrationCoordinator(appVersion: "2.0")
+        let orders = try coordinator.manager("orders", store: InMemoryStore<[String]>([]))
+        orders.register("2.0") { $0.append("2.0") }
+        orders.register("2.0-1", options: .named("drop legacy_ref").postDeploy) { $0.append("2.0-1") }
+        orders.register("2.0-2", options: .postDeploy.named("drop old index", fingerprint: "v1")) { $0.append("2.0-2") }
+        let plan = try coordinator.plan()
+        #expect(plan.steps.map(\.title) == ["orders@2.0"])
+        #expect(plan.postDeploySteps.map(\.title) == ["orders@2.0-1 (drop legacy_ref)", "orders@2.0-2 (drop old index)"])
+        #expect(MigrationOptions.named("a").setting(PostDeployMigration.self, true).isPostDeploy)
+        #expect(MigrationOptions.named("a", fingerprint: "f").postDeploy.fingerprint == "f")
+    }
 }
