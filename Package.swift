@@ -46,7 +46,7 @@ var targets: [Target] = [
         name: "StoreMigrationsSQLiteTesting",
         dependencies: ["StoreMigrationsTesting", "StoreMigrationsSQLite", "StoreMigrations", systemSQLite]),
 
-    // `swift run demo`: an app's four stores upgraded from 1.0 to 2.0, resumable after a kill.
+    // `swift run demo`: an app's three stores upgraded from 1.0 to 2.0, resumable after a kill.
     .executableTarget(
         name: "demo", dependencies: ["StoreMigrations", "StoreMigrationsSQLite", "NotesApp"], path: "Sources/Demo",
         exclude: ["NotesApp"]),

@@ -158,3 +158,43 @@ final class SettingsService: @unchecked Sendable {
         #expect(service.saves == 0)
     }
 }
+
+/// The docs agree with the package on what a new user installs (issue 28, item 13).
+@Suite struct PackageDocsTests {
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+    static func text(_ path: String) throws -> String {
+        try String(contentsOf: root.appendingPathComponent(path), encoding: .utf8)
+    }
+
+    @Test func everyPageCountsTheLibraryProductsThePackageHas() throws {
+        let manifest = try Self.text("Package.swift")
+        let products = manifest.components(separatedBy: ".library(name: \"").dropFirst()
+            .map { $0.prefix { $0 != "\"" } }
+            .filter { !$0.hasSuffix("Testing") }
+        #expect(products.count == 4, "\(products)")
+        for page in ["README.md", "Sources/StoreMigrations/README.md", "Sources/StoreMigrations/StoreMigrations.docc/GettingStarted.md"] {
+            let text = try Self.text(page).lowercased()
+            #expect(text.contains("four library products"), "\(page)")
+            #expect(!text.contains("three library products"), "\(page)")
+            for product in products { #expect(text.contains("`\(product.lowercased())`"), "\(page) leaves out \(product)") }
+        }
+    }
+
+    @Test func theFirstRequirementsAskOnlyWhatTheCoreNeeds() throws {
+        let readme = try Self.text("README.md")
+        let requirements = try #require(readme.components(separatedBy: "Requirements:").dropFirst().first?
+            .components(separatedBy: "\n\n").first)
+        let firstSentence = requirements.prefix { $0 != "." }
+        #expect(!firstSentence.contains("libpq") && !firstSentence.contains("SQLite"), "\(firstSentence)")
+        #expect(requirements.contains("The core product, `StoreMigrations`, needs\nnothing else"))
+    }
+
+    @Test func theManifestCountsTheDemosStores() throws {
+        let manifest = try Self.text("Package.swift")
+        let migrations = try Self.text("Sources/Demo/NotesApp/NotesMigrations.swift")
+        let stores = migrations.components(separatedBy: "try coordinator.manager(").count - 1
+        #expect(stores == 3)
+        #expect(manifest.contains("`swift run demo`: an app's three stores"))
+    }
+}

@@ -71,8 +71,8 @@ public final class MigrationManager<Store: MigrationStore>: @unchecked Sendable 
         }
     }
 
-    /// A body as it was registered: wrapping a plain body in a closure that takes a context
-    /// would cost an allocation per registration, and its release, a measurable part of a launch.
+    /// A body as it was registered, so that a plain body is not wrapped in a closure that takes a
+    /// context: no allocation per registration.
     @usableFromInline
     enum RegisteredBody: Sendable {
         case plain(Body)

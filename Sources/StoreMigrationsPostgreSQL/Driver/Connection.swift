@@ -279,8 +279,8 @@ public final class PostgreSQLConnection {
     /// Calls `body` with `parameters` laid out as libpq wants them: a count, type OIDs and
     /// NUL-terminated texts (`nil` for `NULL`). The texts are written one after the other into
     /// one temporary buffer, and the two arrays are temporary too (on the stack when small): a row
-    /// transform passes parameters for every row, and a `String`, a `strdup` and three arrays
-    /// per call cost more instructions than libpq's `PQexecPrepared` itself.
+    /// transform passes parameters for every row, and allocating a `String`, a `strdup` and three
+    /// arrays per call would cost it more than libpq's `PQexecPrepared` itself.
     func withParameters<R>(
         _ parameters: [PostgreSQLValue],
         _ body: (Int32, UnsafePointer<Oid>?, UnsafePointer<UnsafePointer<CChar>?>?) throws -> R
