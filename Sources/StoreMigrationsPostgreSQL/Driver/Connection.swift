@@ -65,6 +65,9 @@ public final class PostgreSQLConnection {
         guard PQstatus(connection) == CONNECTION_OK else {
             let message = Self.connectionMessage(String(cString: PQerrorMessage(connection)))
             PQfinish(connection)
+            if Self.isRefusedOption(message) {
+                throw PostgreSQLError(kind: .invalidConnectionString, message: message, store: store)
+            }
             throw PostgreSQLError(
                 kind: .connectionFailed, sqlState: Self.connectionSQLState(message), message: message, store: store)
         }
@@ -322,6 +325,13 @@ public final class PostgreSQLConnection {
             .map { $0.replacingOccurrences(of: "FATAL:  ", with: "").trimmingCharacters(in: .whitespaces) }
             .filter { !$0.isEmpty }
             .joined(separator: "; ")
+    }
+
+    /// Whether libpq refused an option's value before reaching any server (`invalid sslmode
+    /// value: "bogus"`, `invalid integer value "abc" for connection option "port"`, `invalid port
+    /// number`): the connection string is wrong, not the server or the network.
+    static func isRefusedOption(_ message: String) -> Bool {
+        message.hasPrefix("invalid ") && (message.contains(" value") || message.contains("port number"))
     }
 
     /// libpq reports a refused login, and a session the server ended, as text only: the

@@ -21,7 +21,8 @@ import StoreMigrations
 public struct PostgreSQLError: Error, Sendable, Hashable, CustomStringConvertible, LocalizedError {
     /// What went wrong.
     public enum Kind: Sendable, Hashable {
-        /// The connection string or parameters do not parse.
+        /// The connection string or parameters do not parse, or libpq refuses an option's value
+        /// (`sslmode=bogus`, `port=abc`) before reaching any server.
         case invalidConnectionString
         /// The server could not be reached, refused the connection, or refused to log in
         /// (wrong password: SQLSTATE `28P01`; missing database: `3D000`).
@@ -93,7 +94,7 @@ public struct PostgreSQLError: Error, Sendable, Hashable, CustomStringConvertibl
         var text: String
         switch kind {
         case .invalidConnectionString:
-            text = "The connection string of \(store) does not parse: \(message)."
+            text = "The connection string of \(store) is not valid: \(message)."
         case .connectionFailed:
             text = "Could not connect to \(store): \(message)"
             // libpq's own sentences may end in their punctuation already.
@@ -137,7 +138,8 @@ public struct PostgreSQLError: Error, Sendable, Hashable, CustomStringConvertibl
     public var action: String {
         switch kind {
         case .invalidConnectionString:
-            return "Nothing was changed. Fix the connection string (key=value pairs, or a postgresql:// URI)."
+            return "Nothing was changed. Fix the connection string: the option the message names, or its "
+                + "form (key=value pairs, or a postgresql:// URI)."
         case .connectionFailed:
             switch sqlState {
             case "28P01":

@@ -82,6 +82,18 @@ import TestSupport
         #expect(!uri.description.contains("hunter2"))
     }
 
+    /// A value libpq refuses is the connection string's fault, not the server's nor the network's.
+    @Test(arguments: [("sslmode=bogus", "sslmode"), ("port=abc", "port")])
+    func anOptionValueLibpqRefusesNamesTheOptionNotTheServer(option: String, name: String) throws {
+        let store = try PostgreSQLStore("host=/nonexistent dbname=app password=hunter2 \(option)")
+        let error = try #require(throws: PostgreSQLError.self) { try store.readRecords() }
+        #expect(error.kind == .invalidConnectionString)
+        #expect(error.message.hasPrefix("invalid ") && error.message.contains(name), "\(error.message)")
+        #expect(error.description.contains("Fix the connection string: the option the message names"), "\(error)")
+        #expect(!error.description.contains("server runs"), "\(error)")
+        #expect(!error.description.contains("hunter2"))
+    }
+
     @Test func aLevelsTableOfAnotherShapeIsNeverWrittenTo() throws {
         let database = try PostgreSQLTestDatabase()
         try database.connect().execute(
