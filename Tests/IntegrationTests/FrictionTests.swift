@@ -284,6 +284,34 @@ import TestSupport
             "\(report)")
     }
 
+    /// Item 2: a transform that returns a value for a column it did not list fails with the
+    /// store's typed error naming the table, the column and the migration; nothing is written.
+    @Test func aTransformWritingAnUnlistedColumnIsATypedErrorAndWritesNothing() throws {
+        let folder = try TemporaryFolder()
+        let store = SQLiteStore(url: folder.file("library.sqlite"))
+        try store.write { db in
+            try db.execute("CREATE TABLE event(id INTEGER PRIMARY KEY, title TEXT, guid TEXT); INSERT INTO event(title) VALUES ('a'), ('b')")
+        }
+        let coordinator = MigrationCoordinator(appVersion: "2.0")
+        let library = try coordinator.manager("library", store: store)
+        library.registerResumable("2.0", transformingRowsOf: "event", columns: ["title"]) { _ in
+            ["title": .text("x"), "guid": .text("g")]
+        }
+        let error = try #require(#expect(throws: MigrationRunError.self) { try coordinator.run() })
+        let cause = try #require(error.underlyingError as? SQLiteStoreError, "\(error)")
+        guard case let .unlistedColumn(column, table, listed) = cause.reason else {
+            Issue.record("expected unlistedColumn, got \(cause)")
+            return
+        }
+        #expect(column == "guid" && table == "event" && listed == ["title"])
+        #expect(cause.migration == MigrationReference(manager: "library", version: "2.0"))
+        #expect(cause.description.hasPrefix("Migration library@2.0 on SQLite database "), "\(cause)")
+        #expect(cause.description.hasSuffix(" returned a value for column \"guid\" of table \"event\" from its row transform, "
+            + "which lists only title; nothing of the transaction was kept. List \"guid\" in the transform's columns."), "\(cause)")
+        #expect(try store.read { db in try db.rows("SELECT title FROM event ORDER BY id").map { try $0[0] as String } } == ["a", "b"])
+        #expect(try store.readRecords()["library"]?.appliedVersions.isEmpty ?? true)
+    }
+
     /// Item 3: a name and the post-deploy mark combine, in either order.
     @Test func aPostDeployMigrationCanBeNamed() throws {
         let coordinator = MigrationCoordinator(appVersion: "2.0")

@@ -197,4 +197,16 @@ final class SettingsService: @unchecked Sendable {
         #expect(stores == 3)
         #expect(manifest.contains("`swift run demo`: an app's three stores"))
     }
+
+    /// Item 6: SwiftPM looks up the pkg-config file of every system library in the graph, even
+    /// one nothing builds; on Linux CLibPQ declares none, so an app using only the core is not
+    /// told to install libpq.
+    @Test func onLinuxLibPQDeclaresNoPkgConfigLookup() throws {
+        let manifest = try Self.text("Package.swift")
+        let linux = try #require(manifest.components(separatedBy: "#if os(Linux)").dropFirst().first?
+            .components(separatedBy: "#else").first)
+        #expect(linux.contains(#".systemLibrary(name: "CLibPQ")"#), "\(linux)")
+        #expect(!linux.contains("pkgConfig") && !linux.contains("providers"), "\(linux)")
+        #expect(manifest.components(separatedBy: #"name: "CLibPQ""#).count == 3, "declared once a platform")
+    }
 }

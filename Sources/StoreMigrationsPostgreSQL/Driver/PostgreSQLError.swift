@@ -55,6 +55,9 @@ public struct PostgreSQLError: Error, Sendable, Hashable, CustomStringConvertibl
         /// object. ``PostgreSQLError/sql`` is the statement, when one statement did it; the
         /// batch was rolled back.
         case schemaChangeInBatch
+        /// A row transform returned a value for `column` of `table`, which is not among the
+        /// columns it may write; the transaction was rolled back.
+        case unlistedColumn(table: String, column: String)
     }
 
     /// What went wrong.
@@ -120,6 +123,8 @@ public struct PostgreSQLError: Error, Sendable, Hashable, CustomStringConvertibl
             text = "A value read from \(store) does not convert: \(message)."
         case .misuse:
             text = "\(store) was misused: \(message)."
+        case let .unlistedColumn(table, column):
+            text = "A row transform on \(store) returned a value for column \(column) of table \(table): \(message)."
         case .schemaChangeInBatch:
             text = "A batch of a resumable migration on \(store) changed the schema: \(message)."
         }
@@ -170,6 +175,8 @@ public struct PostgreSQLError: Error, Sendable, Hashable, CustomStringConvertibl
             return "Read the column as the type it holds, or as an optional when it may be NULL."
         case .misuse:
             return "Leave the step's transaction to the store; nothing was recorded."
+        case .unlistedColumn(_, let column):
+            return "Its transaction was rolled back and nothing was recorded. List \(column) in the transform's columns."
         case .schemaChangeInBatch:
             return "Batches must leave the schema alone, so the batch was rolled back and its progress not recorded: "
                 + "make the change in an ordinary migration registered before this one (temporary tables are allowed)."
