@@ -158,7 +158,7 @@ public final class MigrationManager<Store: MigrationStore>: @unchecked Sendable 
     ///   - dependencies: Migrations of other managers that must be applied first.
     ///   - transaction: ``TransactionMode/none`` for a body that must run outside the store's
     ///     transaction (`VACUUM`, `CREATE INDEX CONCURRENTLY`): at least once, not exactly once.
-    ///   - options: The migration's name and fingerprint (``MigrationOptions/named(_:fingerprint:)``),
+    ///   - options: The migration's name and fingerprint (``MigrationOptions/named(_:fingerprint:)-type.method``),
     ///     and options of it that its store understands (``MigrationOption``).
     ///   - body: Edits the store's content.
     @inlinable

@@ -24,7 +24,7 @@ public protocol MigrationOption {
 /// orders.register("2.0-1", options: .named("drop legacy_ref").postDeploy) { db in … }
 /// ```
 ///
-/// Options combine: ``named(_:fingerprint:)``, ``postDeploy`` and ``setting(_:_:)`` each return
+/// Options combine: ``named(_:fingerprint:)-method``, ``postDeploy-property`` and ``setting(_:_:)`` each return
 /// the options they are called on with one more set.
 public struct MigrationOptions: Sendable {
     private var values: [ObjectIdentifier: any Sendable] = [:]
