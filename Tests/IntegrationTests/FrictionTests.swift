@@ -312,6 +312,23 @@ import TestSupport
         #expect(try store.readRecords()["library"]?.appliedVersions.isEmpty ?? true)
     }
 
+    /// Item 8: a store path through a regular file is not a matter of permissions, and the
+    /// message says what is in the way.
+    @Test func aStorePathThroughAFileSaysAFileIsInTheWay() throws {
+        let folder = try TemporaryFolder()
+        try Data("{}".utf8).write(to: folder.file("notes.json"))
+        let url = folder.file("notes.json").appendingPathComponent("settings.json")
+        let coordinator = MigrationCoordinator(appVersion: "1.0")
+        try coordinator.manager("settings", store: PreferencesStore(url: url)).register("1.0") { _ in }
+        let error = try #require(#expect(throws: MigrationError.self) { try coordinator.plan() })
+        #expect(error.description.contains("A part of the path is a file, not a folder: move that file, or give the store another path."),
+            "\(error)")
+        #expect(!error.description.contains("data protection"), "\(error)")
+        let direct = try #require(#expect(throws: FileStoreError.self) { try PreferencesStore(url: url).readRecords() })
+        #expect(direct.operation == .read && direct.code == ENOTDIR)
+        #expect(try Data(contentsOf: folder.file("notes.json")) == Data("{}".utf8))
+    }
+
     /// Item 3: a name and the post-deploy mark combine, in either order.
     @Test func aPostDeployMigrationCanBeNamed() throws {
         let coordinator = MigrationCoordinator(appVersion: "2.0")
