@@ -16,6 +16,18 @@ let withoutLibPQ = ProcessInfo.processInfo.environment["STORE_MIGRATIONS_WITHOUT
 let systemSQLite: Target.Dependency = .target(
     name: "CSQLite", condition: .when(platforms: [.linux, .android, .windows, .openbsd, .wasi]))
 
+// SwiftPM looks up the pkg-config file of every system library in the package graph, even one
+// no product being built uses (swiftlang/swift-package-manager#10549), and prints its providers'
+// install hint when the file is missing: an app using only the core would be told to install
+// libpq. On Linux the shim finds libpq's header without pkg-config (in /usr/include or Debian's
+// /usr/include/postgresql) and the linker finds the library in the system's paths, so no lookup is
+// declared there; Homebrew's keg-only libpq still needs pkg-config.
+#if os(Linux)
+let libPQ: Target = .systemLibrary(name: "CLibPQ")
+#else
+let libPQ: Target = .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.brew(["libpq"])])
+#endif
+
 var products: [Product] = [
     .library(name: "StoreMigrations", targets: ["StoreMigrations"]),
     .library(name: "StoreMigrationsSQLite", targets: ["StoreMigrationsSQLite"]),
@@ -46,7 +58,7 @@ var targets: [Target] = [
         name: "StoreMigrationsSQLiteTesting",
         dependencies: ["StoreMigrationsTesting", "StoreMigrationsSQLite", "StoreMigrations", systemSQLite]),
 
-    // `swift run demo`: an app's four stores upgraded from 1.0 to 2.0, resumable after a kill.
+    // `swift run demo`: an app's three stores upgraded from 1.0 to 2.0, resumable after a kill.
     .executableTarget(
         name: "demo", dependencies: ["StoreMigrations", "StoreMigrationsSQLite", "NotesApp"], path: "Sources/Demo",
         exclude: ["NotesApp"]),
@@ -84,7 +96,7 @@ if !withoutLibPQ {
     ]
     targets += [
         // libpq (Debian: libpq-dev; Homebrew: libpq).
-        .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"]), .brew(["libpq"])]),
+        libPQ,
         .target(name: "StoreMigrationsPostgreSQL", dependencies: ["StoreMigrations", "CLibPQ"]),
         // PostgreSQL schemas in upgrade fixtures: a dump made with libpq, restored into a throwaway schema.
         .target(

@@ -12,8 +12,7 @@ func section(_ title: String) {
 }
 
 func seconds(since start: ContinuousClock.Instant) -> Double {
-    let elapsed = (ContinuousClock.now - start).components
-    return Double(elapsed.seconds) + Double(elapsed.attoseconds) / 1e18
+    (ContinuousClock.now - start).seconds
 }
 
 /// The report without its list of steps, which the progress lines already gave one by one.
@@ -44,6 +43,10 @@ func runDemo() throws {
     switch app.state() {
     case .foreign(let unknown):
         throw DemoError.foreignDirectory(directory, unknown: unknown)
+    case .created where try NotesMigrations.coordinator(for: app).plan().isUpToDate:
+        // A run that finished: nothing is left to resume.
+        section("Launching \(NotesMigrations.appVersion) again in \(directory.path)")
+        Console.line("  a previous run migrated these stores to \(NotesMigrations.appVersion) already: nothing is pending")
     case .created:
         section("Resuming the launch of \(NotesMigrations.appVersion) in \(directory.path)")
         Console.line("  the 1.0 stores are there already: what a previous run applied stays applied, the rest runs")

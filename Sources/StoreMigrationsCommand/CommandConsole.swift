@@ -34,7 +34,7 @@ package struct CommandConsole: Sendable {
 
 extension CommandConsole {
     /// Reports arguments the command cannot act on, and where its usage is, on standard error.
-    func usageError(_ error: CommandUsageError, command: String, subcommand: String?) -> MigrationCommand.ExitCode {
+    func usageError(_ error: any Error, command: String, subcommand: String?) -> MigrationCommand.ExitCode {
         errors("\(command): error: \(error)\n")
         errors("Run '\(command)\(subcommand.map { " \($0)" } ?? "") --help' for usage.\n")
         return .usage

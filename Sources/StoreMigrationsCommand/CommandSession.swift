@@ -22,7 +22,7 @@ struct CommandSession {
 
         var synopsis: String {
             switch self {
-            case .status: return "status [--check]"
+            case .status: return "status [--check] [--post-deploy]"
             case .plan: return "plan [--json | --dot] [--targets LIST] [--post-deploy]"
             case .migrate: return "migrate [--targets LIST] [--post-deploy] [--dry-run] [--yes]"
             case .baseline: return "baseline MANAGER VERSION"
@@ -35,7 +35,10 @@ struct CommandSession {
             let postDeploy = ("--post-deploy", "Include the post-deploy migrations: once no process of the previous version serves.")
             switch self {
             case .status:
-                return [("--check", "Exit with 3 when anything is pending, post-deploy migrations included.")]
+                return [
+                    ("--check", "Exit with 3 when a start-up would run anything: the stores are not ready for the release."),
+                    ("--post-deploy", "With --check, exit with 3 for waiting post-deploy migrations too."),
+                ]
             case .plan:
                 return [("--json", "The plan as JSON."), ("--dot", "The plan as a Graphviz DOT digraph."), targets, postDeploy]
             case .migrate:
@@ -60,11 +63,12 @@ struct CommandSession {
             command: name, purpose: "Migrates the app's stores to app version \(coordinator.appVersion).",
             subcommands: Subcommand.allCases.map { ($0.rawValue, $0.summary) },
             exitCodes: [
-                "  0  success; for status --check, nothing pending",
+                "  0  success; for status --check, nothing a start-up would run is pending",
                 "  1  a migration failed, a store could not be read, or the stores refuse the run;",
                 "     for verify, an applied migration was edited since it ran",
                 "  2  bad arguments; nothing was read or run",
-                "  3  status --check: something is pending",
+                "  3  status --check: a start-up would run something (with --post-deploy: or a",
+                "     post-deploy migration waits)",
                 "  4  migrate: the confirmation was declined; nothing was run",
             ])
     }
@@ -73,7 +77,9 @@ struct CommandSession {
         CommandConsole.usage(command: name, synopsis: subcommand.synopsis, summary: subcommand.summary, options: subcommand.options)
     }
 
-    func usageError(_ error: CommandUsageError, subcommand: Subcommand?) -> MigrationCommand.ExitCode {
+    /// - Parameter error: a ``CommandUsageError``, or the coordinator's error about the targets
+    ///   the arguments name.
+    func usageError(_ error: any Error, subcommand: Subcommand?) -> MigrationCommand.ExitCode {
         console.usageError(error, command: name, subcommand: subcommand?.rawValue)
     }
 
@@ -81,9 +87,10 @@ struct CommandSession {
         let name = subcommand.rawValue
         switch subcommand {
         case .status:
-            let parsed = try CommandArguments(arguments, subcommand: name, flags: ["--check": "check"])
+            let parsed = try CommandArguments(
+                arguments, subcommand: name, flags: ["--check": "check", "--post-deploy": "post-deploy"])
             try expectNoPositional(parsed, name)
-            return try status(check: parsed.flags.contains("check"))
+            return try status(check: parsed.flags.contains("check"), postDeploy: parsed.flags.contains("post-deploy"))
         case .plan:
             let parsed = try CommandArguments(
                 arguments, subcommand: name, flags: ["--json": "json", "--dot": "dot", "--post-deploy": "post-deploy"],
@@ -127,7 +134,9 @@ struct CommandSession {
         if let first = parsed.positional.first { throw CommandUsageError.unexpectedArgument(first, subcommand: subcommand) }
     }
 
-    private func status(check: Bool) throws -> MigrationCommand.ExitCode {
+    /// `check` gates a rollout: it fails only for what a start-up would run, unless `postDeploy`
+    /// asks that the post-deploy migrations be done too.
+    private func status(check: Bool, postDeploy: Bool) throws -> MigrationCommand.ExitCode {
         let (plan, records) = try coordinator.planAndRecords(postDeploy: false)
         var lines = ["Migrations to app version \(plan.appVersion):"]
         for (manager, record) in zip(plan.managers, records) {
@@ -146,25 +155,34 @@ struct CommandSession {
                 ("ahead", list(manager.ahead)),
                 ("in progress", manager.inProgress.isEmpty ? "none" : manager.inProgress.map(\.description).joined(separator: "; ")),
                 ("post-deploy", list(manager.postDeploy)),
+                ("edited", manager.changedFingerprints.map { "\($0.migration.version) (since applied)" }.joined(separator: ", ")),
             ]
-            lines += rows.filter { $0.0 != "deferred" || !manager.deferred.isEmpty }
+            lines += rows.filter { ($0.0 != "deferred" || !manager.deferred.isEmpty) && ($0.0 != "edited" || !manager.changedFingerprints.isEmpty) }
                 .map { "  " + ($0.0 + ":").padding(toLength: 13, withPad: " ", startingAt: 0) + $0.1 }
         }
         lines += plan.diagnostics.map { "note: \($0)" }
+        let edited = plan.managers.flatMap(\.changedFingerprints)
+        lines += edited.map { "warning: edited since applied: \($0)" }
+        if !edited.isEmpty {
+            lines.append("\(edited.count) applied migration\(edited.count == 1 ? " was" : "s were") edited since "
+                + "\(edited.count == 1 ? "it" : "they") ran: restore \(edited.count == 1 ? "it" : "them"), or accept the edits with "
+                + "'\(name) verify --repair'.")
+        }
         let postDeployCount = plan.postDeploySteps.count
         if let refusal = plan.blockingErrors.first {
             lines.append("Refused: \(refusal)")
         } else if plan.steps.isEmpty && postDeployCount == 0 {
             lines.append("Up to date.")
         } else {
-            var parts: [String] = []
-            if !plan.steps.isEmpty { parts.append("\(plan.steps.count) step\(plan.steps.count == 1 ? "" : "s")") }
-            if postDeployCount > 0 {
-                parts.append("\(postDeployCount) post-deploy step\(postDeployCount == 1 ? "" : "s") "
-                    + "('\(name) migrate --post-deploy' once the previous version is gone)")
+            let waiting = "\(postDeployCount) post-deploy step\(postDeployCount == 1 ? "" : "s") wait"
+                + "\(postDeployCount == 1 ? "s" : "") ('\(name) migrate --post-deploy' once the previous version is gone)"
+            if plan.steps.isEmpty {
+                // Nothing a start-up runs: the per-manager "pending: none" and this line agree.
+                lines.append("Ready for start-ups: nothing pending; " + waiting + ".")
+            } else {
+                lines.append("Pending: \(plan.steps.count) step\(plan.steps.count == 1 ? "" : "s")"
+                    + (postDeployCount > 0 ? "; and " + waiting : "") + ".")
             }
-            let summary = "Pending: " + parts.joined(separator: ", and ")
-            lines.append(summary + ".")
         }
         console.output(lines.joined(separator: "\n") + "\n")
         guard check else { return .success }
@@ -172,7 +190,7 @@ struct CommandSession {
             console.errors("\(name): error: \(refusal)\n")
             return .failure
         }
-        return plan.steps.isEmpty && postDeployCount == 0 ? .success : .pending
+        return plan.steps.isEmpty && (!postDeploy || postDeployCount == 0) ? .success : .pending
     }
 
     private func migrate(

@@ -63,14 +63,14 @@ public struct FleetCommand: Sendable {
         let session = FleetCommandSession(fleet: fleet, name: commandName, console: console)
         let names = FleetCommandSession.Subcommand.allCases.map(\.rawValue)
         guard let first = arguments.first else {
-            return console.usageError(.missingSubcommand(choices: names), command: commandName, subcommand: nil)
+            return console.usageError(CommandUsageError.missingSubcommand(choices: names), command: commandName, subcommand: nil)
         }
         if first == "--help" || first == "-h" || first == "help" {
             console.output(session.usage)
             return .success
         }
         guard let subcommand = FleetCommandSession.Subcommand(rawValue: first) else {
-            return console.usageError(.unknownSubcommand(first, choices: names), command: commandName, subcommand: nil)
+            return console.usageError(CommandUsageError.unknownSubcommand(first, choices: names), command: commandName, subcommand: nil)
         }
         let rest = Array(arguments.dropFirst())
         if rest.contains("--help") || rest.contains("-h") {

@@ -16,9 +16,11 @@ import StoreMigrations
 /// ```
 ///
 /// Subcommands (each takes `--help`):
-/// - `status [--check]`: per manager, the applied, pending, late, ahead, in-progress (with how far)
-///   and post-deploy migrations. `--check` exits with ``ExitCode/pending`` when anything is
-///   pending, post-deploy migrations included.
+/// - `status [--check] [--post-deploy]`: per manager, the applied, pending, late, ahead,
+///   in-progress (with how far) and post-deploy migrations, and the applied ones edited since
+///   they ran. `--check` exits with ``ExitCode/pending`` when a start-up would run anything, so
+///   that a pipeline gates its rollout on it while post-deploy migrations wait; with
+///   `--post-deploy`, waiting post-deploy migrations count too (the release job is done).
 /// - `plan [--json | --dot] [--targets LIST] [--post-deploy]`: what `migrate` would run.
 /// - `migrate [--targets LIST] [--post-deploy] [--dry-run] [--yes]`: runs the pending migrations
 ///   to their end (deferred ones included: a release step has no background to leave them to);
@@ -32,15 +34,17 @@ import StoreMigrations
 public struct MigrationCommand: Sendable {
     /// How the command ends, as the process's exit status.
     public enum ExitCode: Int32, Sendable, CaseIterable {
-        /// Done; for `status --check`, nothing pending.
+        /// Done; for `status --check`, nothing a start-up would run is pending.
         case success = 0
         /// A migration failed, a store could not be read, the plan is invalid, or the stores
         /// refuse the run (a store newer than the app); for `verify`, an applied migration was
         /// edited since it ran. The message says which.
         case failure = 1
-        /// The arguments are wrong; nothing was read or run.
+        /// The arguments are wrong (a target that names no registered migration included);
+        /// nothing was run.
         case usage = 2
-        /// `status --check`: something is pending (post-deploy migrations included).
+        /// `status --check`: a start-up would run something; with `--post-deploy`, a post-deploy
+        /// migration waits too.
         case pending = 3
         /// `migrate`: the confirmation was declined; nothing was run.
         case declined = 4
@@ -73,14 +77,14 @@ public struct MigrationCommand: Sendable {
     package func run(arguments: [String], console: CommandConsole) -> ExitCode {
         let session = CommandSession(coordinator: coordinator, name: commandName, console: console)
         guard let first = arguments.first else {
-            return session.usageError(.missingSubcommand(choices: CommandSession.Subcommand.names), subcommand: nil)
+            return session.usageError(CommandUsageError.missingSubcommand(choices: CommandSession.Subcommand.names), subcommand: nil)
         }
         if first == "--help" || first == "-h" || first == "help" {
             console.output(session.usage)
             return .success
         }
         guard let subcommand = CommandSession.Subcommand(rawValue: first) else {
-            return session.usageError(.unknownSubcommand(first, choices: CommandSession.Subcommand.names), subcommand: nil)
+            return session.usageError(CommandUsageError.unknownSubcommand(first, choices: CommandSession.Subcommand.names), subcommand: nil)
         }
         let rest = Array(arguments.dropFirst())
         if rest.contains("--help") || rest.contains("-h") {
@@ -91,6 +95,8 @@ public struct MigrationCommand: Sendable {
             return try session.run(subcommand, rest)
         } catch let error as CommandUsageError {
             return session.usageError(error, subcommand: subcommand)
+        } catch let error as MigrationError where Self.isAboutArguments(error) {
+            return session.usageError(error, subcommand: subcommand)
         } catch let error as MigrationRunError {
             console.output(error.report.description + "\n")
             console.errors("\(commandName): error: \(error)\n")
@@ -98,6 +104,15 @@ public struct MigrationCommand: Sendable {
         } catch {
             console.errors("\(commandName): error: \(error)\n")
             return .failure
+        }
+    }
+
+    /// A `--targets` item that names no registered migration, or one past the app version, is a
+    /// bad argument like a malformed one.
+    private static func isAboutArguments(_ error: MigrationError) -> Bool {
+        switch error {
+        case .unknownTarget, .targetAhead: return true
+        default: return false
         }
     }
 }

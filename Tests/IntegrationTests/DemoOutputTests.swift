@@ -58,6 +58,17 @@ import TestSupport
         #expect(!exit.standardOutput.contains("SIGKILL after 600.0 s **"))
     }
 
+    /// A directory a previous run migrated to the end is launched again, not "resumed".
+    @Test func aFinishedDirectoryIsLaunchedAgainNotResumed() throws {
+        let stores = folder.file("finished").path
+        let first = try run(demo, ["--dir", stores, "--rows", "300"])
+        #expect(first.status == 0, "\(first)")
+        let again = try run(demo, ["--dir", stores, "--rows", "300"])
+        #expect(again.status == 0, "\(again)")
+        #expect(again.standardOutput.contains("== Launching 2.0 again in \(stores)\n"), "\(again.standardOutput)")
+        #expect(!again.standardOutput.contains("Resuming"))
+    }
+
     #if os(Linux)
     /// The frames of the live line a demo run drew on a terminal (util-linux `script` gives it
     /// one), after `shell` set the terminal up: each redraw goes back with `\r` and clears the row.

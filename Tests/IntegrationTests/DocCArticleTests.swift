@@ -340,7 +340,7 @@ struct CalendarAppVersion1 {
 
     /// A rename meets a file that never had the key, and refuses to overwrite one.
     @Test func renamingAKeyThatIsMissingDoesNothingAndOneThatExistsThrows() throws {
-        var defaults = Preferences(["onboarding": .dictionary(["showHelp": .bool(false)]), "showHelp": .bool(true)])
+        var defaults = Preferences(["onboarding.showHelp": .bool(false), "showHelp": .bool(true)])
         #expect(try defaults.renameKey("lastSync", to: "sync.lastDate") == false)
         #expect(throws: PreferencesError.destinationExists(source: "showHelp", destination: "onboarding.showHelp")) {
             try defaults.renameKey("showHelp", to: "onboarding.showHelp")

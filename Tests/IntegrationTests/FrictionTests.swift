@@ -186,4 +186,160 @@ import TestSupport
         let same = MigrationError.duplicateMigration(manager: "prefs", version: "1.1", alsoRegisteredAs: "1.1")
         #expect(same.description == "Manager \"prefs\" registers migration 1.1 twice. Merge the two bodies or give one another version.")
     }
+
+    // MARK: issue 28
+
+    /// Item 1: a reverse-DNS key is the key the user wrote, as `UserDefaults` reads it; a rename
+    /// that finds nothing is noted on the step's line of the report, not silently applied.
+    @Test func aDottedPreferenceKeyIsOneKeyAndAMissingRenameIsNoted() throws {
+        let folder = try TemporaryFolder()
+        let url = folder.file("settings.json")
+        try Data(#"{"com.example.showHelp": true}"#.utf8).write(to: url)
+        let coordinator = MigrationCoordinator(appVersion: "1.1")
+        let settings = try coordinator.manager("settings", store: PreferencesStore(url: url))
+        settings.register("1.1") { prefs in
+            try prefs.renameKey("com.example.showHelp", to: "onboarding.showHelp")
+            try prefs.renameKey("com.example.fontSize", to: "appearance.fontSize")
+        }
+        let report = try coordinator.run()
+        #expect(try PreferencesStore(url: url).read() == Preferences(["onboarding.showHelp": true]))
+        let note = #"renameKey found no value at "com.example.fontSize"; nothing was moved to "appearance.fontSize""#
+        #expect(report.steps.map(\.notes) == [[note]])
+        #expect(report.description.contains("settings@1.1: applied"))
+        #expect(report.description.contains("\n    note: " + note), "\(report)")
+        let decoded = try JSONDecoder().decode(MigrationReport.self, from: JSONEncoder().encode(report))
+        #expect(decoded.steps.map(\.notes) == [[note]])
+    }
+
+    /// Item 1, `UserDefaults`: what the migration wrote is what `integer(forKey:)` reads.
+    @Test func aUserDefaultsRenameWritesTheKeyUserDefaultsReads() throws {
+        let folder = try TemporaryFolder()
+        let suite = folder.file("com.example.app").path
+        let defaults = try #require(UserDefaults(suiteName: suite))
+        defaults.setPersistentDomain(["launchCount": 7], forName: suite)
+        #if !canImport(Darwin)
+        _ = defaults.synchronize()
+        #endif
+        let coordinator = MigrationCoordinator(appVersion: "1.1")
+        try coordinator.manager("settings", store: UserDefaultsStore(suiteName: suite)).register("1.1") { prefs in
+            try prefs.renameKey("launchCount", to: "stats.launchCount")
+        }
+        let report = try coordinator.run()
+        #expect(report.steps.map(\.notes) == [[]])
+        #expect(UserDefaults(suiteName: suite)?.integer(forKey: "stats.launchCount") == 7)
+        #expect(UserDefaults(suiteName: suite)?.object(forKey: "stats") == nil)
+    }
+
+    /// Item 10: the second of two runs at once on one coordinator found the step done by the
+    /// first: it says another run did it, and does not claim to have created the store.
+    @Test func theSecondOfTwoConcurrentRunsSaysAnotherRunDidIt() throws {
+        let folder = try TemporaryFolder()
+        let url = folder.file("settings.json")
+        let coordinator = MigrationCoordinator(appVersion: "1.0")
+        let started = DispatchSemaphore(value: 0), release = DispatchSemaphore(value: 0)
+        let lock = NSLock(), planned = Locked(0)
+        coordinator.observer = { event in
+            guard case .planned = event else { return }
+            lock.withLock {
+                planned.value += 1
+                if planned.value == 2 { release.signal() }
+            }
+        }
+        try coordinator.manager("settings", store: PreferencesStore(url: url)).register("1.0") { prefs in
+            started.signal()
+            _ = release.waitForEvent()
+            try prefs.set(true, for: "ready")
+        }
+        let reports = Locked<[MigrationReport]>([])
+        let done = DispatchSemaphore(value: 0)
+        func run() {
+            coordinator.run(queue: .global()) { result in
+                if let report = try? result.get() { lock.withLock { reports.value.append(report) } }
+                done.signal()
+            }
+        }
+        run()
+        #expect(started.waitForEvent())
+        run()
+        #expect(done.waitForEvent() && done.waitForEvent())
+        let byOutcome = reports.value.sorted { a, _ in a.steps.first?.outcome == .applied }
+        try #require(byOutcome.count == 2)
+        #expect(byOutcome[0].steps.map(\.outcome) == [.applied])
+        #expect(byOutcome[0].managers.map(\.createdStore) == [true])
+        #expect(byOutcome[1].steps.map(\.outcome) == [.alreadyApplied(level: "1.0")])
+        #expect(byOutcome[1].managers.map(\.createdStore) == [false])
+        #expect(byOutcome[1].description.contains("settings@1.0: already applied by another run or process"), "\(byOutcome[1])")
+        #expect(!byOutcome[1].description.contains("store created"), "\(byOutcome[1])")
+    }
+
+    /// Item 11: a launch that left its deferred work for later did what it should, and its
+    /// headline says so.
+    @Test func aLaunchThatPostponedItsWorkSaysSo() throws {
+        let coordinator = MigrationCoordinator(appVersion: "2")
+        let data = try coordinator.manager("data", store: InMemoryStore<[Int]>([]))
+        data.registerResumable("2", batchSize: .fixed(10), deferred: true) { _, _ in .finished(processed: 0) }
+        let report = try coordinator.run()
+        #expect(report.succeeded)
+        #expect(report.description.hasPrefix("Migration to app version 2: 0 of 1 step applied, 1 postponed (they resume later) in "),
+            "\(report)")
+    }
+
+    /// Item 2: a transform that returns a value for a column it did not list fails with the
+    /// store's typed error naming the table, the column and the migration; nothing is written.
+    @Test func aTransformWritingAnUnlistedColumnIsATypedErrorAndWritesNothing() throws {
+        let folder = try TemporaryFolder()
+        let store = SQLiteStore(url: folder.file("library.sqlite"))
+        try store.write { db in
+            try db.execute("CREATE TABLE event(id INTEGER PRIMARY KEY, title TEXT, guid TEXT); INSERT INTO event(title) VALUES ('a'), ('b')")
+        }
+        let coordinator = MigrationCoordinator(appVersion: "2.0")
+        let library = try coordinator.manager("library", store: store)
+        library.registerResumable("2.0", transformingRowsOf: "event", columns: ["title"]) { _ in
+            ["title": .text("x"), "guid": .text("g")]
+        }
+        let error = try #require(#expect(throws: MigrationRunError.self) { try coordinator.run() })
+        let cause = try #require(error.underlyingError as? SQLiteStoreError, "\(error)")
+        guard case let .unlistedColumn(column, table, listed) = cause.reason else {
+            Issue.record("expected unlistedColumn, got \(cause)")
+            return
+        }
+        #expect(column == "guid" && table == "event" && listed == ["title"])
+        #expect(cause.migration == MigrationReference(manager: "library", version: "2.0"))
+        #expect(cause.description.hasPrefix("Migration library@2.0 on SQLite database "), "\(cause)")
+        #expect(cause.description.hasSuffix(" returned a value for column \"guid\" of table \"event\" from its row transform, "
+            + "which lists only title; nothing of the transaction was kept. List \"guid\" in the transform's columns."), "\(cause)")
+        #expect(try store.read { db in try db.rows("SELECT title FROM event ORDER BY id").map { try $0[0] as String } } == ["a", "b"])
+        #expect(try store.readRecords()["library"]?.appliedVersions.isEmpty ?? true)
+    }
+
+    /// Item 8: a store path through a regular file is not a matter of permissions, and the
+    /// message says what is in the way.
+    @Test func aStorePathThroughAFileSaysAFileIsInTheWay() throws {
+        let folder = try TemporaryFolder()
+        try Data("{}".utf8).write(to: folder.file("notes.json"))
+        let url = folder.file("notes.json").appendingPathComponent("settings.json")
+        let coordinator = MigrationCoordinator(appVersion: "1.0")
+        try coordinator.manager("settings", store: PreferencesStore(url: url)).register("1.0") { _ in }
+        let error = try #require(#expect(throws: MigrationError.self) { try coordinator.plan() })
+        #expect(error.description.contains("A part of the path is a file, not a folder: move that file, or give the store another path."),
+            "\(error)")
+        #expect(!error.description.contains("data protection"), "\(error)")
+        let direct = try #require(#expect(throws: FileStoreError.self) { try PreferencesStore(url: url).readRecords() })
+        #expect(direct.operation == .read && direct.code == ENOTDIR)
+        #expect(try Data(contentsOf: folder.file("notes.json")) == Data("{}".utf8))
+    }
+
+    /// Item 3: a name and the post-deploy mark combine, in either order.
+    @Test func aPostDeployMigrationCanBeNamed() throws {
+        let coordinator = MigrationCoordinator(appVersion: "2.0")
+        let orders = try coordinator.manager("orders", store: InMemoryStore<[String]>([]))
+        orders.register("2.0") { $0.append("2.0") }
+        orders.register("2.0-1", options: .named("drop legacy_ref").postDeploy) { $0.append("2.0-1") }
+        orders.register("2.0-2", options: .postDeploy.named("drop old index", fingerprint: "v1")) { $0.append("2.0-2") }
+        let plan = try coordinator.plan()
+        #expect(plan.steps.map(\.title) == ["orders@2.0"])
+        #expect(plan.postDeploySteps.map(\.title) == ["orders@2.0-1 (drop legacy_ref)", "orders@2.0-2 (drop old index)"])
+        #expect(MigrationOptions.named("a").setting(PostDeployMigration.self, true).isPostDeploy)
+        #expect(MigrationOptions.named("a", fingerprint: "f").postDeploy.fingerprint == "f")
+    }
 }

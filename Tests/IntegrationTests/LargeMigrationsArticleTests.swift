@@ -389,8 +389,9 @@ func registerSearchText(_ library: MigrationManager<SQLiteStore>) {
         // library@3.0-2: deferred to the background
         slow.value = false
 
-        let elapsed = ContinuousClock.now - clock
-        #expect(elapsed >= .seconds(5) && elapsed < .seconds(8))
+        // The budget let the launch run until it was spent, and stopped the step before its end.
+        #expect(ContinuousClock.now - clock >= .seconds(5))
+        #expect(calls.value < 10_000)
         #expect(report.succeeded)
         #expect(report.steps.map(\.outcome.description) == ["applied", "inProgress", "deferred"])
         #expect(printed.value.count == 2)

@@ -73,7 +73,7 @@ import TestSupport
         }
         #expect(indexed == (1...500).map { "guid-\($0)=e\($0)" })
         let defaults = try PreferencesStore(url: folder.file("prefs.json")).read()
-        #expect(defaults.values == ["onboarding": ["showHelp": true], "theme": "dark", "search": ["enabled": true]])
+        #expect(defaults.values == ["onboarding.showHelp": true, "theme": "dark", "search.enabled": true])
         let history = try reopened.read { db in
             try db.rows("SELECT manager, version FROM store_migrations_history ORDER BY id").map { row -> String in
                 let manager: String = try row["manager"], version: String = try row["version"]

@@ -175,3 +175,55 @@ final class SettingsService: @unchecked Sendable {
         #expect(!request.isBatch && context.version == "2.0")
     }
 }
+
+/// The docs agree with the package on what a new user installs (issue 28, item 13).
+@Suite struct PackageDocsTests {
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+    static func text(_ path: String) throws -> String {
+        try String(contentsOf: root.appendingPathComponent(path), encoding: .utf8)
+    }
+
+    @Test func everyPageCountsTheLibraryProductsThePackageHas() throws {
+        let manifest = try Self.text("Package.swift")
+        let products = manifest.components(separatedBy: ".library(name: \"").dropFirst()
+            .map { $0.prefix { $0 != "\"" } }
+            .filter { !$0.hasSuffix("Testing") }
+        #expect(products.count == 4, "\(products)")
+        for page in ["README.md", "Sources/StoreMigrations/README.md", "Sources/StoreMigrations/StoreMigrations.docc/GettingStarted.md"] {
+            let text = try Self.text(page).lowercased()
+            #expect(text.contains("four library products"), "\(page)")
+            #expect(!text.contains("three library products"), "\(page)")
+            for product in products { #expect(text.contains("`\(product.lowercased())`"), "\(page) leaves out \(product)") }
+        }
+    }
+
+    @Test func theFirstRequirementsAskOnlyWhatTheCoreNeeds() throws {
+        let readme = try Self.text("README.md")
+        let requirements = try #require(readme.components(separatedBy: "Requirements:").dropFirst().first?
+            .components(separatedBy: "\n\n").first)
+        let firstSentence = requirements.prefix { $0 != "." }
+        #expect(!firstSentence.contains("libpq") && !firstSentence.contains("SQLite"), "\(firstSentence)")
+        #expect(requirements.contains("The core product, `StoreMigrations`, needs\nnothing else"))
+    }
+
+    @Test func theManifestCountsTheDemosStores() throws {
+        let manifest = try Self.text("Package.swift")
+        let migrations = try Self.text("Sources/Demo/NotesApp/NotesMigrations.swift")
+        let stores = migrations.components(separatedBy: "try coordinator.manager(").count - 1
+        #expect(stores == 3)
+        #expect(manifest.contains("`swift run demo`: an app's three stores"))
+    }
+
+    /// Item 6: SwiftPM looks up the pkg-config file of every system library in the graph, even
+    /// one nothing builds; on Linux CLibPQ declares none, so an app using only the core is not
+    /// told to install libpq.
+    @Test func onLinuxLibPQDeclaresNoPkgConfigLookup() throws {
+        let manifest = try Self.text("Package.swift")
+        let linux = try #require(manifest.components(separatedBy: "#if os(Linux)").dropFirst().first?
+            .components(separatedBy: "#else").first)
+        #expect(linux.contains(#".systemLibrary(name: "CLibPQ")"#), "\(linux)")
+        #expect(!linux.contains("pkgConfig") && !linux.contains("providers"), "\(linux)")
+        #expect(manifest.components(separatedBy: #"name: "CLibPQ""#).count == 3, "declared once a platform")
+    }
+}

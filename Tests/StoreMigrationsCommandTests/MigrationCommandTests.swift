@@ -77,17 +77,25 @@ final class RecordingConsole: @unchecked Sendable {
               ahead:       none
               in progress: none
               post-deploy: none
-            Pending: 4 steps, and 1 post-deploy step ('app migrations migrate --post-deploy' once the previous version is gone).
+            Pending: 4 steps; and 1 post-deploy step waits ('app migrations migrate --post-deploy' once the previous version is gone).
 
             """)
         #expect(run("status --check").0 == .pending)
+        #expect(run("status --check --post-deploy").0 == .pending)
 
+        // Ready for the rollout while only the post-deploy migration waits; the release job
+        // that runs it is not done.
         _ = try coordinator.run()
         let (afterStartUp, text, _) = run("status --check")
-        #expect(afterStartUp == .pending, "the post-deploy migration is still pending")
+        #expect(afterStartUp == .success, "only the post-deploy migration waits")
         #expect(text.contains("  applied:     1.0, 2.0\n  pending:     none\n"))
+        #expect(text.hasSuffix("\nReady for start-ups: nothing pending; 1 post-deploy step waits "
+            + "('app migrations migrate --post-deploy' once the previous version is gone).\n"), "\(text)")
+        #expect(!text.contains("Pending:"))
+        #expect(run("status --check --post-deploy").0 == .pending)
 
         _ = try coordinator.run(postDeploy: true)
+        #expect(run("status --check --post-deploy").0 == .success)
         let (done, doneText, _) = run("status --check")
         #expect(done == .success)
         #expect(doneText.hasSuffix("  post-deploy: none\nUp to date.\n"))
@@ -242,6 +250,12 @@ final class RecordingConsole: @unchecked Sendable {
 
         let edited = try command(fingerprint: "notes table, v2")
         let was = MigrationFingerprint(of: "notes table, v1"), now = MigrationFingerprint(of: "notes table, v2")
+        let (statusCode, status, _) = run(edited, ["status"])
+        #expect(statusCode == .success)
+        #expect(status.contains("\n  edited:      1.0 (since applied)\n"), "\(status)")
+        #expect(status.contains("\nwarning: edited since applied: notes@1.0 (create notes): applied as \(was), now \(now)\n"), "\(status)")
+        #expect(status.contains("1 applied migration was edited since it ran: restore it, or accept the edits with "
+            + "'app migrations verify --repair'."), "\(status)")
         #expect(run(edited, ["verify"]) == (
             .failure, "Edited since applied:\n  notes@1.0 (create notes): applied as \(was), now \(now)\n",
             "app migrations: error: 1 applied migration was edited since it ran; restore it, or accept the edits with "
@@ -249,6 +263,7 @@ final class RecordingConsole: @unchecked Sendable {
         #expect(run(edited, ["verify", "--repair"]) == (
             .success, "Accepted the edits of 1 applied migration:\n  notes@1.0 (create notes): applied as \(was), now \(now)\n", ""))
         #expect(run(edited, ["verify"]).0 == .success)
+        #expect(!run(edited, ["status"]).1.contains("edited"))
         #expect(store.contents == ["1.0"], "verify and repair run no body")
         #expect(run(edited, ["verify", "now"]).0 == .usage)
     }
@@ -257,7 +272,7 @@ final class RecordingConsole: @unchecked Sendable {
         let (code, output, errors) = run("--help")
         #expect(code == .success && errors.isEmpty)
         #expect(output.hasPrefix("USAGE: app migrations <subcommand> [options]\n"))
-        #expect(output.contains("  3  status --check: something is pending\n"))
+        #expect(output.contains("  3  status --check: a start-up would run something (with --post-deploy: or a\n"))
         for subcommand in ["status", "plan", "migrate", "baseline", "verify"] {
             let (subcode, suboutput, suberrors) = run("\(subcommand) --help")
             #expect(subcode == .success && suberrors.isEmpty)
@@ -292,10 +307,14 @@ final class RecordingConsole: @unchecked Sendable {
         #expect(try orders.store.readRecords().isEmpty && prefs.store.readRecords().isEmpty)
     }
 
-    @Test func anUnknownTargetIsAFailureNamingIt() {
-        let (code, _, errors) = run("migrate --targets shipping@1.0")
-        #expect(code == .failure)
-        #expect(errors.contains("shipping@1.0"))
+    /// A target naming no registered migration is a bad argument, as the exit codes document.
+    @Test(arguments: ["migrate --targets shipping@1.0", "plan --targets shipping@1.0", "migrate --targets orders@3.0"])
+    func anUnknownTargetIsABadArgumentNamingIt(arguments: String) {
+        let (code, output, errors) = run(arguments)
+        #expect(code == .usage)
+        #expect(output.isEmpty)
+        #expect(errors.contains(String(arguments.split(separator: " ").last!)))
+        #expect(errors.hasSuffix("for usage.\n"), "\(errors)")
         #expect(log.all.isEmpty)
     }
 

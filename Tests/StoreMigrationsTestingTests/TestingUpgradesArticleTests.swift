@@ -107,4 +107,21 @@ enum NotesStores {
             + "body" TEXT
             """)
     }
+
+    /// Issue 28, item 7: the article says where `fixtures` comes from and how the test target
+    /// keeps SwiftPM from warning about the fixture files, and its expression finds them.
+    @Test func theArticleShowsWhereFixturesComeFromAndExcludesThem() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let article = try String(
+            contentsOf: root.appendingPathComponent("Sources/StoreMigrationsTesting/StoreMigrationsTesting.docc/TestingUpgrades.md"),
+            encoding: .utf8)
+        #expect(article.contains(#".testTarget(name: "NotesTests", dependencies: [ … ], exclude: ["Fixtures"]),"#))
+        let line = #"let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures")"#
+        #expect(article.contains(line))
+        // The same expression, here: the folder beside this test file.
+        let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures")
+        #expect(fixtures.deletingLastPathComponent().lastPathComponent == "StoreMigrationsTestingTests")
+        #expect(article.range(of: line)!.lowerBound < article.range(of: #"fixtures.appendingPathComponent("notes-1.1")"#)!.lowerBound,
+            "defined before its first use")
+    }
 }

@@ -71,8 +71,8 @@ public final class MigrationManager<Store: MigrationStore>: @unchecked Sendable 
         }
     }
 
-    /// A body as it was registered: wrapping a plain body in a closure that takes a context
-    /// would cost an allocation per registration, and its release, a measurable part of a launch.
+    /// A body as it was registered, so that a plain body is not wrapped in a closure that takes a
+    /// context: no allocation per registration.
     @usableFromInline
     enum RegisteredBody: Sendable {
         case plain(Body)
@@ -158,7 +158,7 @@ public final class MigrationManager<Store: MigrationStore>: @unchecked Sendable 
     ///   - dependencies: Migrations of other managers that must be applied first.
     ///   - transaction: ``TransactionMode/none`` for a body that must run outside the store's
     ///     transaction (`VACUUM`, `CREATE INDEX CONCURRENTLY`): at least once, not exactly once.
-    ///   - options: The migration's name and fingerprint (``MigrationOptions/named(_:fingerprint:)``),
+    ///   - options: The migration's name and fingerprint (``MigrationOptions/named(_:fingerprint:)-type.method``),
     ///     and options of it that its store understands (``MigrationOption``).
     ///   - body: Edits the store's content.
     @inlinable

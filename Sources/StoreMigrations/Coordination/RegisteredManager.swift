@@ -8,27 +8,21 @@ package struct RegisteredManager: Sendable {
     package let versions: [Version]
 }
 
-/// A store that forwards to another: the one a fixture kind must look at.
-package protocol ForwardingStore {
-    var forwardedStore: any MigrationStore { get }
-}
-
-extension AnyMigrationStore: ForwardingStore {
-    package var forwardedStore: any MigrationStore { base }
-}
-
 extension MigrationCoordinator {
     /// Every manager, in registration order.
     package var registeredManagers: [RegisteredManager] {
         managerList().map { manager in
-            var store = manager.migratedStore
-            while let forwarding = store as? any ForwardingStore { store = forwarding.forwardedStore }
-            return RegisteredManager(name: manager.name, store: store, versions: manager.registeredVersions.sorted())
+            RegisteredManager(name: manager.name, store: manager.migratedStore, versions: manager.registeredVersions.sorted())
         }
     }
 }
 
 extension MigrationManager {
-    var migratedStore: any MigrationStore { store }
+    /// The store, unwrapped from any ``AnyMigrationStore`` around it.
+    var migratedStore: any MigrationStore {
+        var unwrapped: any MigrationStore<Store.Content> = store
+        while let wrapper = unwrapped as? AnyMigrationStore<Store.Content> { unwrapped = wrapper.base }
+        return unwrapped
+    }
     var registeredVersions: [Version] { lock.withLock { registrations.versions } }
 }

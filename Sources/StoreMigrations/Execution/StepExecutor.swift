@@ -47,8 +47,7 @@ package enum StepExecutor {
         let migration = MigrationReference(manager: manager, version: version, name: label.name)
         func step(_ records: inout [String: MigrationRecord], _ content: inout Store.Content) throws -> Outcome {
             // One look-up a step: the record is found once, by its index, and changed through
-            // it below (hashing the manager's name four times a step showed in runs of many
-            // small steps).
+            // it below, rather than hashing the manager's name again.
             let index = records.index(forKey: manager)
             let record = index.map { records.values[$0] }
             if let done = try admit(.migrate, version, record: record, checks: checks, manager: manager, store: store.description) {
@@ -57,8 +56,8 @@ package enum StepExecutor {
             let levelBefore = record?.level
             let startedAt = Date()
             let start = ContinuousClock.now
-            // Made only for a body or a content that asks for it: most steps never do, and an
-            // allocation a step shows in runs of many small steps.
+            // Made only for a body or a content that asks for it: most steps never do, and it is
+            // an allocation.
             var made: MigrationContext?
             func context() -> MigrationContext {
                 if let made { return made }
@@ -70,6 +69,9 @@ package enum StepExecutor {
             carrier?.context = context()
             defer { carrier?.context = nil }
             try body(&content, context)
+            if let carrier = Store.Content.self as? any StepNotesCarrier.Type {
+                for note in carrier.takeNotes(from: &content) { context().note(note) }
+            }
             let duration = (ContinuousClock.now - start).seconds
             // In place: a copy of the record would copy its whole applied set on every step. The
             // body changes the content, never the records, so the index is still the record's.

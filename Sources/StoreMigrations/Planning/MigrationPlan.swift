@@ -46,7 +46,7 @@ public struct MigrationPlan: Sendable, Hashable, Codable, CustomStringConvertibl
         /// that wait for them (``DependentsOfDeferredPolicy``).
         public internal(set) var deferred: [Version] = []
         /// The pending migrations that wait for the deployment to say the previous version is
-        /// gone: those registered post-deploy (``/StoreMigrations/MigrationOptions/postDeploy``) and
+        /// gone: those registered post-deploy (``/StoreMigrations/MigrationOptions/postDeploy-type.property``) and
         /// those that depend on them. In ``pending`` only when the plan includes them
         /// (`plan(postDeploy: true)`).
         public internal(set) var postDeploy: [Version] = []

@@ -389,11 +389,10 @@ enum MigrationPlanner {
     /// Computes waves, then orders steps by wave and, within a wave, by manager registration
     /// order: a counting sort, since a manager has at most one step a wave.
     ///
-    /// A plan of 100,000 steps is built in a few passes over flat arrays, with no allocation per
-    /// step but for the steps that wait for more than their chain predecessor. The pass that makes the steps reads in
-    /// generation order (a manager's versions one after the other) and writes each step at its
-    /// place in the plan: read in plan order, which visits a step of every manager wave after
-    /// wave, the versions missed the cache at every step.
+    /// The plan is built in a few passes over flat arrays, with no allocation per step but for
+    /// the steps that wait for more than their chain predecessor. The pass that makes the steps
+    /// reads in generation order (a manager's versions one after the other), which keeps the
+    /// versions it reads in the cache, and writes each step at its place in the plan.
     static func order(
         graph: MigrationGraph, inputs: [PlanningInput], starts: [Start], steps: GeneratedSteps,
         diagnostics: [MigrationPlan.Diagnostic]
@@ -436,8 +435,8 @@ enum MigrationPlanner {
                 let versions = graph.managers[manager].versions
                 // Empty when none of the manager's migrations has a name.
                 let stepNames = inputs[manager].names
-                // The previous step of the run: the chain predecessor. (An optional identifier, copied
-                // into the list, cost an outlined copy and a release of the name per step.)
+                // The previous step of the run: the chain predecessor, kept as its action and
+                // version rather than an optional identifier, which copies and releases the name.
                 var previousAction = PlannedStep.Action.migrate, previousVersion: Version?
                 // The manager's migrations: usually consecutive positions, copied in one go.
                 var firstMigration = 0, migrationCount = 0, consecutive = true

@@ -68,10 +68,10 @@ public struct PlannedStep: Sendable, Hashable, Codable, CustomStringConvertible 
     // dependencies without an array of its own in the usual case, a single dependency on the
     // previous step of its manager (the chain): only that step's action and version are kept,
     // since its manager is this step's. Any other list, the previous app version of an
-    // app-version change, and a migration's name go into one object for the step. Nothing is shared between steps: a
-    // shared object cost an atomic reference count change per step made, copied and freed. The
-    // fields are plain (no enum) and laid out to take 88 bytes, so that copying a step, as a run's
-    // report does for every step, copies bytes and two references.
+    // app-version change, and a migration's name go into one object for the step. Nothing is
+    // shared between steps, so that making, copying and freeing a step changes no atomic
+    // reference count. The fields are plain (no enum), so that copying a step, as a run's report
+    // does for every step, copies bytes and two references.
 
     /// The migration's version, the level a baseline records, or the app version an
     /// app-version-change records; `nil` for a reset.
@@ -105,8 +105,7 @@ public struct PlannedStep: Sendable, Hashable, Codable, CustomStringConvertible 
     }
 
     /// Dependencies other than the chain alone, and the previous app version: one allocation,
-    /// the identifiers stored after the header (an array of its own was a second allocation,
-    /// and a second reference count to change, for each such step).
+    /// the identifiers stored after the header rather than in an array of their own.
     private final class OtherLinks: ManagedBuffer<OtherLinksHeader, ID> {
         static func make(_ dependencies: [ID], previousAppVersion: Version?, name: String?) -> OtherLinks {
             let buffer = create(minimumCapacity: dependencies.count) { _ in

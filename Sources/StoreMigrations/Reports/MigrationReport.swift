@@ -44,15 +44,23 @@ public struct MigrationReport: Sendable, Codable, CustomStringConvertible {
         public let duration: TimeInterval?
         /// The error a failed step threw (not encoded).
         public let error: (any Error)?
+        /// What the step's body left worth a look without failing it, in the order it left them:
+        /// a ``Preferences/renameKey(_:to:)`` that found no value to move, or a
+        /// ``MigrationContext/note(_:)``.
+        public let notes: [String]
 
-        private enum CodingKeys: String, CodingKey { case step, outcome, startedAt, duration }
+        private enum CodingKeys: String, CodingKey { case step, outcome, startedAt, duration, notes }
 
-        init(step: PlannedStep, outcome: Outcome, startedAt: Date?, duration: TimeInterval?, error: (any Error)?) {
+        init(
+            step: PlannedStep, outcome: Outcome, startedAt: Date?, duration: TimeInterval?, error: (any Error)?,
+            notes: [String] = []
+        ) {
             self.step = step
             self.outcome = outcome
             self.startedAt = startedAt
             self.duration = duration
             self.error = error
+            self.notes = notes
         }
 
         public init(from decoder: any Decoder) throws {
@@ -61,6 +69,7 @@ public struct MigrationReport: Sendable, Codable, CustomStringConvertible {
             outcome = try container.decode(Outcome.self, forKey: .outcome)
             startedAt = try container.decodeIfPresent(Date.self, forKey: .startedAt)
             duration = try container.decodeIfPresent(TimeInterval.self, forKey: .duration)
+            notes = try container.decodeIfPresent([String].self, forKey: .notes) ?? []
             error = nil
         }
 
@@ -70,13 +79,19 @@ public struct MigrationReport: Sendable, Codable, CustomStringConvertible {
             try container.encode(outcome, forKey: .outcome)
             try container.encodeIfPresent(startedAt, forKey: .startedAt)
             try container.encodeIfPresent(duration, forKey: .duration)
+            if !notes.isEmpty { try container.encode(notes, forKey: .notes) }
         }
 
+        /// The step's line, then a line for each note.
         public var description: String {
+            ([line] + notes.map { "    note: \($0)" }).joined(separator: "\n")
+        }
+
+        private var line: String {
             let timing = duration.map { " in " + MigrationReport.format($0) } ?? ""
             switch outcome {
             case .applied: return "\(step.title): applied\(timing)"
-            case .alreadyApplied(let level): return "\(step.title): already applied by another process (level \(level?.description ?? "none"))"
+            case .alreadyApplied(let level): return "\(step.title): already applied by another run or process (level \(level?.description ?? "none"))"
             case .failed(let message): return "\(step.title): FAILED\(timing): \(message)"
             case .skipped(let failed): return "\(step.title): skipped because \(failed) failed"
             case .cancelled: return "\(step.title): not started (run cancelled or stopped)"
@@ -163,8 +178,12 @@ public struct MigrationReport: Sendable, Codable, CustomStringConvertible {
 
     public var description: String {
         let applied = steps.filter { $0.outcome == .applied }.count
+        let postponed = postponed.count
+        // A launch budget that left steps for later did what it should: the headline says so,
+        // rather than read as a shortfall.
         var lines = ["Migration to app version \(appVersion): "
             + (steps.isEmpty ? "nothing to do" : "\(applied) of \(steps.count) step\(steps.count == 1 ? "" : "s") applied")
+            + (postponed == 0 ? "" : ", \(postponed) postponed (they resume later)")
             + " in \(Self.format(duration))" + (succeeded ? "." : ", with failures.")]
         lines += steps.map { "  \($0)" }
         lines += managers.map { "  \($0)" }

@@ -5,7 +5,7 @@ import Foundation
 enum ReportBuilder {
     static func report(
         executable: ExecutablePlan, managers: [ManagerDefinition], results: [Scheduler.Result],
-        startedAt: Date, duration: TimeInterval, planningDuration: TimeInterval
+        notes: [Int: [String]] = [:], startedAt: Date, duration: TimeInterval, planningDuration: TimeInterval
     ) -> MigrationReport {
         let plan = executable.plan
         // The scheduler skips a step for whichever of the steps it waits for ended first; when
@@ -27,6 +27,8 @@ enum ReportBuilder {
             return earliest
         }
         var levelAfter = executable.records.map(\.level)
+        // A store another run created while this one was planned was not created by this one.
+        var appliedAny = Array(repeating: false, count: managers.count)
         var steps: [MigrationReport.Step] = []
         steps.reserveCapacity(results.count)
         for (index, result) in results.enumerated() {
@@ -40,6 +42,7 @@ enum ReportBuilder {
             case .applied(let level):
                 outcome = .applied
                 levelAfter[manager] = level
+                appliedAny[manager] = true
             case .alreadyApplied(let level):
                 outcome = .alreadyApplied(level: level)
                 levelAfter[manager] = level
@@ -59,13 +62,15 @@ enum ReportBuilder {
             case .cancelled:
                 outcome = .cancelled
             }
-            steps.append(.init(step: planned, outcome: outcome, startedAt: result.startedAt, duration: result.duration, error: error))
+            steps.append(.init(
+                step: planned, outcome: outcome, startedAt: result.startedAt, duration: result.duration, error: error,
+                notes: notes[index] ?? []))
         }
         let managerReports = managers.enumerated().map { index, manager in
             MigrationReport.Manager(
                 name: manager.name, store: manager.storeDescription,
                 levelBefore: executable.records[index].level, levelAfter: levelAfter[index],
-                createdStore: plan.managers[index].createsStore && manager.storeExists(),
+                createdStore: appliedAny[index] && plan.managers[index].createsStore && manager.storeExists(),
                 ahead: plan.managers[index].ahead)
         }
         return MigrationReport(

@@ -19,7 +19,8 @@ public enum MigrationEvent: Sendable, CustomStringConvertible {
     case started(PlannedStep)
     /// A running step reported progress (0...1).
     case progress(PlannedStep, Double)
-    /// A step was applied (or found already applied by another process) after `duration` seconds.
+    /// A step was applied after `duration` seconds (a step found already applied is
+    /// ``alreadyApplied(_:level:)`` instead).
     case finished(PlannedStep, duration: TimeInterval)
     /// A step threw; its level is unchanged.
     case failed(PlannedStep, any Error)
@@ -52,7 +53,7 @@ public enum MigrationEvent: Sendable, CustomStringConvertible {
         case .skipped(let step, nil): return "\(step.title): skipped (the run was cancelled or stopped)"
         case let .waiting(step, wait): return "\(step.title): \(wait)"
         case let .alreadyApplied(step, level):
-            return "\(step.title): already applied by another process (level \(level?.description ?? "none"))"
+            return "\(step.title): already applied by another run or process (level \(level?.description ?? "none"))"
         case let .batchCommitted(step, progress): return "\(step.title): batch committed, \(progress)"
         case let .postponed(step, progress?): return "\(step.title): postponed, \(progress)"
         case .postponed(let step, nil): return "\(step.title): deferred to the background"

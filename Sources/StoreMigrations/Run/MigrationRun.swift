@@ -20,6 +20,7 @@ final class MigrationRun: MigrationRunControl, Sendable {
     /// The steps that stopped short (deferred, or stopped between batches), so that their
     /// dependents are told they are postponed rather than skipped for a failure.
     private let stoppedShort = StoppedShortSteps()
+    private let notes = StepNotes()
     private let managers: [ManagerDefinition]
     private let observer: (@Sendable (MigrationEvent) -> Void)?
     private let startedAt: Date
@@ -87,6 +88,10 @@ final class MigrationRun: MigrationRunControl, Sendable {
     }
 
     var appVersion: Version? { executable.plan.appVersion }
+
+    func addNote(_ note: String, ofStep step: Int) {
+        notes.add(note, ofStep: step)
+    }
 
     func reportBatch(_ progress: StepProgress, ofStep step: Int) {
         observer?(.batchCommitted(executable.plan.steps[step], progress))
@@ -196,7 +201,7 @@ final class MigrationRun: MigrationRunControl, Sendable {
     private func report(from results: [Scheduler.Result]) -> MigrationReport {
         runProgress.finishRun()
         return ReportBuilder.report(
-            executable: executable, managers: managers, results: results, startedAt: startedAt,
+            executable: executable, managers: managers, results: results, notes: notes.all, startedAt: startedAt,
             duration: (ContinuousClock.now - clockStart).seconds, planningDuration: planningDuration)
     }
 }
@@ -237,4 +242,14 @@ private final class StoppedShortSteps: @unchecked Sendable {
 
     func insert(_ step: Int) { lock.withLock { _ = indices.insert(step) } }
     func contains(_ step: Int) -> Bool { lock.withLock { indices.contains(step) } }
+}
+
+/// The notes bodies left for their steps' lines of the report, from any thread.
+private final class StepNotes: @unchecked Sendable {
+    // @unchecked: `notes` is only touched with `lock` held.
+    private let lock = NSLock()
+    private var notes: [Int: [String]] = [:]
+
+    func add(_ note: String, ofStep step: Int) { lock.withLock { notes[step, default: []].append(note) } }
+    var all: [Int: [String]] { lock.withLock { notes } }
 }

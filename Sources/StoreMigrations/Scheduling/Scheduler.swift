@@ -24,8 +24,8 @@ final class Scheduler: @unchecked Sendable {
 
     // Guards `state`, `completion` and `undeliveredSkips`; steps, skip notices and the completion run outside it, so
     // that an observer may call back into the run (to cancel it, say) without deadlocking.
-    // Accesses made with `lock` held never overlap, so Swift's dynamic exclusivity checks (about
-    // 80 instructions an access, several a step) are left out for the three.
+    // Accesses made with `lock` held never overlap, so Swift's dynamic exclusivity checks, made
+    // several times a step, are left out for the three.
     private let lock = NSLock()
     @exclusivity(unchecked) private var state: SchedulerState
     @exclusivity(unchecked) private var completion: (@Sendable ([Result]) -> Void)?

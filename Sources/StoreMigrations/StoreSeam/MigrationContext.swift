@@ -72,6 +72,13 @@ public final class MigrationContext: Sendable {
         run.reportProgress(ofStep: step, fraction: min(max(fraction, 0), 1))
     }
 
+    /// Adds `text` to the step's line of the run's report (``MigrationReport/Step/notes``): what
+    /// the body found worth a look without failing the step, such as data it expected and did
+    /// not find.
+    public func note(_ text: String) {
+        run.addNote(text, ofStep: step)
+    }
+
     /// Reports that `completed` of `total` units of work are done.
     public func reportProgress(completed: Int, of total: Int) {
         reportProgress(total > 0 ? Double(completed) / Double(total) : 1)
@@ -85,6 +92,8 @@ package protocol MigrationRunControl: AnyObject, Sendable {
     func reportProgress(ofStep step: Int, fraction: Double)
     /// Tells the run's observer that `step` waits for its store.
     func reportWait(_ wait: StoreWait, ofStep step: Int)
+    /// Keeps `note` for the report's line of `step`.
+    func addNote(_ note: String, ofStep step: Int)
     /// Tells the run's observer that a batch of the resumable `step` committed.
     func reportBatch(_ progress: StepProgress, ofStep step: Int)
     /// The app version the run migrates to; `nil` outside a coordinator's run.
@@ -97,6 +106,7 @@ package protocol MigrationRunControl: AnyObject, Sendable {
 
 extension MigrationRunControl {
     func reportWait(_ wait: StoreWait, ofStep step: Int) {}
+    func addNote(_ note: String, ofStep step: Int) {}
     package func reportBatch(_ progress: StepProgress, ofStep step: Int) {}
     package func shouldStopBetweenBatches() -> Bool { isCancelled }
     package var appVersion: Version? { nil }

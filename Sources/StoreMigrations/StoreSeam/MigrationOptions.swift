@@ -21,7 +21,11 @@ public protocol MigrationOption {
 /// library.register("1.1", options: .named("add guids to events")) { db in … }
 /// let options = MigrationOptions.named("backfill titles", fingerprint: "titles from notes, v2")
 /// library.register("1.2", options: options) { db in … }
+/// orders.register("2.0-1", options: .named("drop legacy_ref").postDeploy) { db in … }
 /// ```
+///
+/// Options combine: ``named(_:fingerprint:)-method``, ``postDeploy-property`` and ``setting(_:_:)`` each return
+/// the options they are called on with one more set.
 public struct MigrationOptions: Sendable {
     private var values: [ObjectIdentifier: any Sendable] = [:]
 
@@ -50,15 +54,28 @@ public struct MigrationOptions: Sendable {
 
     /// A name, and a fingerprint's text when given.
     public static func named(_ name: String, fingerprint: String? = nil) -> MigrationOptions {
-        var options = MigrationOptions()
-        options.name = name
-        options.fingerprint = fingerprint
-        return options
+        MigrationOptions().named(name, fingerprint: fingerprint)
     }
 
     /// One option set to `value`.
     public init<Option: MigrationOption>(_ option: Option.Type, _ value: Option.Value) {
         self[option] = value
+    }
+
+    /// These options with the name, and the fingerprint's text when given: options combine in
+    /// either order, `.postDeploy.named("drop legacy_ref")`.
+    public func named(_ name: String, fingerprint: String? = nil) -> MigrationOptions {
+        var options = self
+        options.name = name
+        if let fingerprint { options.fingerprint = fingerprint }
+        return options
+    }
+
+    /// These options with `option` set to `value`.
+    public func setting<Option: MigrationOption>(_ option: Option.Type, _ value: Option.Value) -> MigrationOptions {
+        var options = self
+        options[option] = value
+        return options
     }
 
     /// The value of `option`, or `nil` when the migration leaves it to the store.

@@ -17,6 +17,13 @@
 /// included), pending; plans list them apart (``MigrationPlan/postDeploySteps``,
 /// ``MigrationPlan/Manager/postDeploy``). A run with `postDeploy: true` (or
 /// `migrate --post-deploy` in an app's migration command) runs them with everything else pending.
+///
+/// It combines with the other options, in either order:
+///
+/// ```swift
+/// orders.register("2.0-1", options: .named("drop legacy_ref").postDeploy) { db in … }
+/// orders.register("2.0-2", options: .postDeploy.named("drop old index")) { db in … }
+/// ```
 public enum PostDeployMigration: MigrationOption {
     /// Whether the migration is post-deploy.
     public typealias Value = Bool
@@ -26,6 +33,8 @@ extension MigrationOptions {
     /// The migration runs only once the deployment says the previous version is gone
     /// (``PostDeployMigration``).
     public static var postDeploy: MigrationOptions { MigrationOptions(PostDeployMigration.self, true) }
+    /// These options, marking a post-deploy migration too: `.named("drop legacy_ref").postDeploy`.
+    public var postDeploy: MigrationOptions { setting(PostDeployMigration.self, true) }
 
     /// Whether the options mark a post-deploy migration.
     var isPostDeploy: Bool { !isEmpty && self[PostDeployMigration.self] == true }

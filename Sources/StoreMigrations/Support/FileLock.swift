@@ -62,7 +62,7 @@ package final class FileLock {
                         .waitForLock, path: path, store: store, code: code,
                         reason: "another process\(holder) still held it after \(Self.describe(timeout))")
                 }
-                Thread.sleep(forTimeInterval: Self.seconds(min(pause, remaining)))
+                Thread.sleep(forTimeInterval: min(pause, remaining).seconds)
                 pause = min(pause * 2, .milliseconds(50))
             }
             // Someone may have replaced the lock file between our open and flock; a lock on the
@@ -116,13 +116,8 @@ package final class FileLock {
         return opened.st_dev == named.st_dev && opened.st_ino == named.st_ino
     }
 
-    private static func seconds(_ duration: Duration) -> TimeInterval {
-        let (seconds, attoseconds) = duration.components
-        return TimeInterval(seconds) + TimeInterval(attoseconds) / 1e18
-    }
-
     private static func describe(_ duration: Duration) -> String {
-        let value = seconds(duration)
+        let value = duration.seconds
         return value == 1 ? "1 second" : "\(String(format: "%g", value)) seconds"
     }
 }

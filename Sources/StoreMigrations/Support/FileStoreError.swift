@@ -118,6 +118,10 @@ public struct FileStoreError: Error, Sendable, Hashable, CustomStringConvertible
         let directory = (path as NSString).deletingLastPathComponent
         let failure = "\(summary)\(isStoreFile ? "" : " (\(store))")\(during): \(reason)."
         switch operation {
+        case .read where code == ENOTDIR, .createDirectory where code == ENOTDIR:
+            // Not a matter of permissions: a file stands where a folder of the path should be.
+            return failure + " Nothing was migrated. A part of the path is a file, not a folder: move "
+                + "that file, or give the store another path."
         case .read:
             return failure + " Nothing was migrated. Make sure this process may read the file "
                 + "(permissions, data protection) and launch again; an unreadable store is never "

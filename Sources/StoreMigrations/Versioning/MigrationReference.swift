@@ -14,7 +14,7 @@ public struct MigrationReference: Sendable, Hashable, Codable, CustomStringConve
     public let manager: String
     /// The migration's version.
     public let version: Version
-    /// The migration's name (``MigrationOptions/named(_:fingerprint:)``), when the coordinator
+    /// The migration's name (``MigrationOptions/named(_:fingerprint:)-type.method``), when the coordinator
     /// made this reference and the migration has one; `nil` otherwise.
     public let name: String?
 

@@ -28,10 +28,8 @@ public struct Version: Sendable {
     // case. Everything else (the digits of a larger version, text written other than normalized,
     // such as `1.0` or `007`) is kept once in a table for the process, and the version holds its
     // number there. A version is thus plain integers: copying or destroying one, or an array of
-    // records holding them, retains and releases nothing, which matters because plans, records
-    // and graphs copy versions by the hundred thousand (an enum with text and digit strings in it
-    // cost a launch more in copies than in parsing, and a run of 100,000 steps more than its
-    // scheduling).
+    // records holding them, retains and releases nothing, because plans, records and graphs copy
+    // versions by the hundred thousand.
     private let c0: UInt32, c1: UInt32, c2: UInt32, c3: UInt32
     /// 0 for no sub-migration, `S + 1` for `-S`, or ``Version/notCompact``.
     private let sub: UInt64
@@ -330,7 +328,7 @@ public struct VersionError: Error, Sendable, Hashable, CustomStringConvertible, 
 extension Version: Comparable {
     // Both comparisons are inlined into the module's loops over versions: a call would make the
     // caller copy (and retain) each version it reads out of an array, to keep it alive across
-    // the call, which cost more than comparing. Versions that are not compact take a call.
+    // the call. Versions that are not compact take a call.
 
     @inline(__always)
     public static func == (lhs: Version, rhs: Version) -> Bool {

@@ -218,9 +218,10 @@ private struct KeysetRowTransform {
                 // A linear search: a transform writes a few columns, and comparing a few short
                 // strings costs less than hashing them.
                 guard let index = written.firstIndex(of: column) else {
-                    throw connection.misuse(
-                        "transformRows on \(table) returned column \(column), which is not among the columns it may write ("
-                            + written.joined(separator: ", ") + ")")
+                    throw PostgreSQLError(
+                        kind: .unlistedColumn(table: table, column: column),
+                        message: "it is not among the columns it may write (" + written.joined(separator: ", ") + ")",
+                        store: connection.store)
                 }
                 parameters[index] = value
             }

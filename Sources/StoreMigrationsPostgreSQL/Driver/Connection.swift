@@ -65,6 +65,9 @@ public final class PostgreSQLConnection {
         guard PQstatus(connection) == CONNECTION_OK else {
             let message = Self.connectionMessage(String(cString: PQerrorMessage(connection)))
             PQfinish(connection)
+            if Self.isRefusedOption(message) {
+                throw PostgreSQLError(kind: .invalidConnectionString, message: message, store: store)
+            }
             throw PostgreSQLError(
                 kind: .connectionFailed, sqlState: Self.connectionSQLState(message), message: message, store: store)
         }
@@ -279,8 +282,8 @@ public final class PostgreSQLConnection {
     /// Calls `body` with `parameters` laid out as libpq wants them: a count, type OIDs and
     /// NUL-terminated texts (`nil` for `NULL`). The texts are written one after the other into
     /// one temporary buffer, and the two arrays are temporary too (on the stack when small): a row
-    /// transform passes parameters for every row, and a `String`, a `strdup` and three arrays
-    /// per call cost more instructions than libpq's `PQexecPrepared` itself.
+    /// transform passes parameters for every row, and allocating a `String`, a `strdup` and three
+    /// arrays per call would cost it more than libpq's `PQexecPrepared` itself.
     func withParameters<R>(
         _ parameters: [PostgreSQLValue],
         _ body: (Int32, UnsafePointer<Oid>?, UnsafePointer<UnsafePointer<CChar>?>?) throws -> R
@@ -322,6 +325,13 @@ public final class PostgreSQLConnection {
             .map { $0.replacingOccurrences(of: "FATAL:  ", with: "").trimmingCharacters(in: .whitespaces) }
             .filter { !$0.isEmpty }
             .joined(separator: "; ")
+    }
+
+    /// Whether libpq refused an option's value before reaching any server (`invalid sslmode
+    /// value: "bogus"`, `invalid integer value "abc" for connection option "port"`, `invalid port
+    /// number`): the connection string is wrong, not the server or the network.
+    static func isRefusedOption(_ message: String) -> Bool {
+        message.hasPrefix("invalid ") && (message.contains(" value") || message.contains("port number"))
     }
 
     /// libpq reports a refused login, and a session the server ended, as text only: the

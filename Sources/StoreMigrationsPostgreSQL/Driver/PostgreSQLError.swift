@@ -21,7 +21,8 @@ import StoreMigrations
 public struct PostgreSQLError: Error, Sendable, Hashable, CustomStringConvertible, LocalizedError {
     /// What went wrong.
     public enum Kind: Sendable, Hashable {
-        /// The connection string or parameters do not parse.
+        /// The connection string or parameters do not parse, or libpq refuses an option's value
+        /// (`sslmode=bogus`, `port=abc`) before reaching any server.
         case invalidConnectionString
         /// The server could not be reached, refused the connection, or refused to log in
         /// (wrong password: SQLSTATE `28P01`; missing database: `3D000`).
@@ -54,6 +55,9 @@ public struct PostgreSQLError: Error, Sendable, Hashable, CustomStringConvertibl
         /// object. ``PostgreSQLError/sql`` is the statement, when one statement did it; the
         /// batch was rolled back.
         case schemaChangeInBatch
+        /// A row transform returned a value for `column` of `table`, which is not among the
+        /// columns it may write; the transaction was rolled back.
+        case unlistedColumn(table: String, column: String)
     }
 
     /// What went wrong.
@@ -93,7 +97,7 @@ public struct PostgreSQLError: Error, Sendable, Hashable, CustomStringConvertibl
         var text: String
         switch kind {
         case .invalidConnectionString:
-            text = "The connection string of \(store) does not parse: \(message)."
+            text = "The connection string of \(store) is not valid: \(message)."
         case .connectionFailed:
             text = "Could not connect to \(store): \(message)"
             // libpq's own sentences may end in their punctuation already.
@@ -119,6 +123,8 @@ public struct PostgreSQLError: Error, Sendable, Hashable, CustomStringConvertibl
             text = "A value read from \(store) does not convert: \(message)."
         case .misuse:
             text = "\(store) was misused: \(message)."
+        case let .unlistedColumn(table, column):
+            text = "A row transform on \(store) returned a value for column \(column) of table \(table): \(message)."
         case .schemaChangeInBatch:
             text = "A batch of a resumable migration on \(store) changed the schema: \(message)."
         }
@@ -137,7 +143,8 @@ public struct PostgreSQLError: Error, Sendable, Hashable, CustomStringConvertibl
     public var action: String {
         switch kind {
         case .invalidConnectionString:
-            return "Nothing was changed. Fix the connection string (key=value pairs, or a postgresql:// URI)."
+            return "Nothing was changed. Fix the connection string: the option the message names, or its "
+                + "form (key=value pairs, or a postgresql:// URI)."
         case .connectionFailed:
             switch sqlState {
             case "28P01":
@@ -168,6 +175,8 @@ public struct PostgreSQLError: Error, Sendable, Hashable, CustomStringConvertibl
             return "Read the column as the type it holds, or as an optional when it may be NULL."
         case .misuse:
             return "Leave the step's transaction to the store; nothing was recorded."
+        case .unlistedColumn(_, let column):
+            return "Its transaction was rolled back and nothing was recorded. List \(column) in the transform's columns."
         case .schemaChangeInBatch:
             return "Batches must leave the schema alone, so the batch was rolled back and its progress not recorded: "
                 + "make the change in an ordinary migration registered before this one (temporary tables are allowed)."

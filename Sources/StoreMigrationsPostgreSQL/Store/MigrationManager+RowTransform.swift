@@ -32,7 +32,9 @@ extension MigrationManager where Store == PostgreSQLStore {
     ///   - table: The table, quoted as given.
     ///   - key: A unique, non-null column ordering the rows, read but never written; `nil` for
     ///     the table's primary key, which must then be one column.
-    ///   - columns: The columns `transform` reads and may write.
+    ///   - columns: The columns `transform` reads and may write: a value returned for a column not
+    ///     listed fails the migration with ``PostgreSQLError/Kind-swift.enum/unlistedColumn(table:column:)``,
+    ///     naming the table, the column and the migration, and its batch is rolled back.
     ///   - condition: An SQL condition selecting the rows, or `nil` for all; the first batch counts
     ///     the rows it selects, for progress.
     ///   - batchSize: How many rows a batch rewrites; by default as many as take about 250 ms.

@@ -82,12 +82,12 @@ import StoreMigrations
 /// ## Records and planning
 ///
 /// Records live in the store's schema (``schema``, `public` by default), in
-/// `store_migrations_levels(manager text primary key, level text, app_version text, baseline text)`
-/// and `store_migrations_history(id bigserial, manager text, version text, applied_at timestamptz,
-/// duration_seconds float8)`, created by the first step. A connection reads the history once,
-/// then only the rows added since (and all of it again when rows it read were deleted), so a
-/// step costs the same however many came before it; a history edited by hand in place (an
-/// `UPDATE`) is seen by the next connection. ``readRecords()`` (planning) only
+/// `store_migrations_levels(manager text primary key, level text, app_version text, baseline text,
+/// progress text)` and `store_migrations_history(id bigserial, manager text, version text,
+/// applied_at timestamptz, duration_seconds double precision, name text, fingerprint text)`,
+/// created by the first step; tables of an earlier release are given the columns it lacked. Each
+/// step reads the records again in its transaction, under the advisory lock, so a history edited
+/// by hand is seen by the next step. ``readRecords()`` (planning) only
 /// reads: it creates no table or schema and takes no lock; a database that does not exist or a
 /// server that cannot be reached is a ``PostgreSQLError`` with
 /// ``PostgreSQLError/Kind-swift.enum/connectionFailed``, never a first launch. A table of that

@@ -33,8 +33,8 @@ final class TransactionGuard {
     /// The store, for the error's message.
     let store: String
     /// Whether a statement ended the transaction. A flag apart from ``failure``, and the throwing
-    /// paths out of line: every statement start and end reads it, and testing or passing an
-    /// optional error there cost a row transform several percent (callgrind, BENCHMARKS.md).
+    /// paths out of line: every statement start and end reads it, where testing or passing an
+    /// optional error would slow every row transform (see BENCHMARKS.md).
     /// Read as every statement starts and finishes; a connection is used by one thread at a time.
     @exclusivity(unchecked) private(set) var hasEnded = false
     /// The error that stopped the body, once a statement ended the transaction.

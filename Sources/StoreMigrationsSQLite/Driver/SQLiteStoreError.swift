@@ -38,6 +38,9 @@ public struct SQLiteStoreError: Error, Sendable, Hashable, CustomStringConvertib
         /// must leave it alone, since a kill between two of them would leave the schema half
         /// changed for the rest of the data.
         case schemaChangeInBatch(statement: String)
+        /// A row transform returned a value for `column` of `table`, which is not among the
+        /// `listed` columns it may write; its transaction was rolled back.
+        case unlistedColumn(column: String, table: String, listed: [String])
     }
 
     /// A trigger or a view that depends on a column.
@@ -90,6 +93,10 @@ public struct SQLiteStoreError: Error, Sendable, Hashable, CustomStringConvertib
             return "\(during) on \(store) would break \(object), which reads column \"\(column)\" of "
                 + "table \"\(table)\". Nothing was changed. Drop or rewrite \(object) first, or pass "
                 + "dependents: .drop to the helper."
+        case let .unlistedColumn(column, table, listed):
+            return "\(during) on \(store) returned a value for column \"\(column)\" of table \"\(table)\" from its "
+                + "row transform, which lists only \(listed.joined(separator: ", ")); nothing of the transaction was kept. "
+                + "List \"\(column)\" in the transform's columns."
         case let .schemaChangeInBatch(statement):
             return "\(during) on \(store) ran `\(statement)` in a batch; batches of a resumable migration "
                 + "cannot change the schema, and the batch was rolled back. Make the change in an ordinary "

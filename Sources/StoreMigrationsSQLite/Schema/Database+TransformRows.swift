@@ -24,8 +24,10 @@ extension Database {
     ///
     /// - Parameters:
     ///   - table: The table to rewrite.
-    ///   - columns: The columns `transform` reads and may write. The table's key (its rowid
-    ///     alias, or the primary key of a `WITHOUT ROWID` table) may be read but not changed.
+    ///   - columns: The columns `transform` reads and may write: every column it returns a value
+    ///     for must be listed, or the call throws ``SQLiteStoreError/Reason/unlistedColumn(column:table:listed:)``
+    ///     and its transaction is rolled back. The table's key (its rowid alias, or the primary
+    ///     key of a `WITHOUT ROWID` table) may be read but not changed.
     ///   - condition: An SQL condition selecting the rows to visit, such as `"guid IS NULL"`;
     ///     all rows when `nil`.
     ///   - batchSize: How many rows are held in memory at once.
@@ -94,15 +96,13 @@ extension Database {
     }
 
     /// The error for a value returned for a column `transform` may not change: the key the pages
-    /// follow, or a column that was not listed.
-    func refusedChange(to column: String, in table: String, of row: Row, columns: [String]) -> SQLiteError {
-        let listed = columns.contains { sameName($0, column) }
+    /// follow (a misuse of this API), or a column that was not listed (``SQLiteStoreError``).
+    func refusedChange(to column: String, in table: String, of row: Row, columns: [String]) -> any Error {
+        guard columns.contains(where: { sameName($0, column) }) else {
+            return SQLiteStoreError(.unlistedColumn(column: column, table: table, listed: columns), store: "SQLite database \(path)")
+        }
         return error(
-            code: SQLITE_MISUSE,
-            message: listed
-                ? "transformRows cannot change \(table).\(column): rows are visited in the order of it"
-                : "transformRows returned a value for \(column), which is not among the columns "
-                    + "listed (\(columns.joined(separator: ", ")))",
+            code: SQLITE_MISUSE, message: "transformRows cannot change \(table).\(column): rows are visited in the order of it",
             sql: nil)
     }
 

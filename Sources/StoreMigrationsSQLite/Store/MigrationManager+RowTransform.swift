@@ -19,6 +19,10 @@ extension MigrationManager where Store == SQLiteStore {
     /// }
     /// ```
     ///
+    /// `columns` lists every column `transform` reads or writes: a value returned for a column
+    /// not listed fails the migration with ``SQLiteStoreError/Reason/unlistedColumn(column:table:listed:)``,
+    /// naming the table, the column and the migration, and its batch is rolled back.
+    ///
     /// The rows the condition selects are counted once, by the first batch, for progress. The
     /// transform is a closure the library cannot read: give `options` a fingerprint that changes
     /// with it, if edits after it ran should be reported.

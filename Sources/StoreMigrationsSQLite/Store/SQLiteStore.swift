@@ -52,11 +52,12 @@ import StoreMigrations
 /// ``SQLiteStoreError/Reason/emptyDatabaseFile``. A file that is not a database is never
 /// written to: every call throws an ``SQLiteError`` with ``SQLiteError/isNotADatabase``.
 ///
-/// Records are kept in the table `store_migrations_levels(manager, level, app_version, baseline)`
-/// and the applied set in `store_migrations_history(manager, version, applied_at,
-/// duration_seconds)`, with `applied_at` in UTC as `YYYY-MM-DDTHH:MM:SS.SSSZ`. A levels table
-/// written before records held sets (no `baseline` column) is read with each level as the
-/// baseline mark, and given the column by the next step.
+/// Records are kept in the table `store_migrations_levels(manager, level, app_version, baseline,
+/// progress)` and the applied set in `store_migrations_history(id, manager, version, applied_at,
+/// duration_seconds, name, fingerprint)`, with `applied_at` in UTC as `YYYY-MM-DDTHH:MM:SS.SSSZ`.
+/// A levels table written before records held sets (no `baseline` column) is read with each level
+/// as the baseline mark; tables of an earlier release are given the columns they lack by the next
+/// step.
 public final class SQLiteStore: MigrationStore, @unchecked Sendable {
     /// Migration bodies receive the store's connection.
     public typealias Content = Database

@@ -82,6 +82,39 @@ import TestSupport
         #expect(!uri.description.contains("hunter2"))
     }
 
+    /// A value libpq refuses is the connection string's fault, not the server's nor the network's.
+    @Test(arguments: [("sslmode=bogus", "sslmode"), ("port=abc", "port")])
+    func anOptionValueLibpqRefusesNamesTheOptionNotTheServer(option: String, name: String) throws {
+        let store = try PostgreSQLStore("host=/nonexistent dbname=app password=hunter2 \(option)")
+        let error = try #require(throws: PostgreSQLError.self) { try store.readRecords() }
+        #expect(error.kind == .invalidConnectionString)
+        #expect(error.message.hasPrefix("invalid ") && error.message.contains(name), "\(error.message)")
+        #expect(error.description.contains("Fix the connection string: the option the message names"), "\(error)")
+        #expect(!error.description.contains("server runs"), "\(error)")
+        #expect(!error.description.contains("hunter2"))
+    }
+
+    /// A transform returning a column it did not list names the table, the column and the
+    /// migration, and writes nothing.
+    @Test func aTransformWritingAnUnlistedColumnNamesTableColumnAndMigration() throws {
+        let database = try PostgreSQLTestDatabase()
+        try database.connect().execute(
+            "CREATE TABLE event(id bigserial PRIMARY KEY, title text, guid text); INSERT INTO event(title) VALUES ('a'), ('b')")
+        let coordinator = MigrationCoordinator(appVersion: "2.0")
+        let library = try coordinator.manager("library", store: try database.store())
+        library.registerResumable("2.0", transformingRowsOf: "event", columns: ["title"]) { _ in
+            ["title": .text("x"), "guid": .text("g")]
+        }
+        let error = try #require(throws: MigrationRunError.self) { try coordinator.run() }
+        let cause = try #require(error.underlyingError as? PostgreSQLError, "\(error)")
+        #expect(cause.kind == .unlistedColumn(table: "event", column: "guid"))
+        #expect(cause.migration == MigrationReference(manager: "library", version: "2.0"))
+        #expect(cause.description.contains("returned a value for column guid of table event: it is not among the columns it may write (title)."),
+            "\(cause)")
+        #expect(cause.description.hasSuffix("List guid in the transform's columns."), "\(cause)")
+        #expect(try database.connect().rows("SELECT title FROM event ORDER BY id").map { try $0[0] as String } == ["a", "b"])
+    }
+
     @Test func aLevelsTableOfAnotherShapeIsNeverWrittenTo() throws {
         let database = try PostgreSQLTestDatabase()
         try database.connect().execute(

@@ -275,9 +275,15 @@ final class RecordingRun: MigrationRunControl {
             [.text("Alan"), .text("Turing"), .text("kept")],
             [.text("Grace"), .text("Hopper"), .null],
         ])
-        #expect(throws: SQLiteError.self) {
+        // A column the transform did not list: the store's typed error, not a SQLite code.
+        let unlisted = try #require(throws: SQLiteStoreError.self) {
             try db.transformRows(in: "person", columns: ["first"]) { _ in ["last": "x"] }
         }
+        guard case let .unlistedColumn(column, table, listed) = unlisted.reason else {
+            Issue.record("expected unlistedColumn, got \(unlisted)")
+            return
+        }
+        #expect(column == "last" && table == "person" && listed == ["first"])
     }
 
     @Test func transformRowsPagesWithoutRowIDTablesByPrimaryKey() throws {

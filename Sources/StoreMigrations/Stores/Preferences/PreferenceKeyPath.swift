@@ -1,16 +1,19 @@
-/// The keys leading to a value in ``Preferences``, through nested dictionaries.
+/// The keys leading to a value in ``Preferences``: one top-level key, or keys through nested
+/// dictionaries.
 ///
-/// Written as text, keys are separated by dots; a literal dot in a key is written `\.` and a
-/// backslash `\\`. Written as an array, each element is one key taken as it is, which suits keys
-/// such as reverse-DNS names:
+/// A key is the key you wrote, as `UserDefaults` takes it: a string literal is one top-level key,
+/// dots included, so reverse-DNS keys need no escaping. A path through nested dictionaries is
+/// spelled explicitly, as an array of keys or by ``init(parsing:)``, never guessed from dots:
 ///
 /// ```swift
-/// prefs.bool("onboarding.showHelp")             // key "showHelp" inside dictionary "onboarding"
-/// prefs.bool(#"com\.example\.flag"#)            // the top-level key "com.example.flag"
-/// prefs.bool(["com.example.flag"])              // the same
-/// prefs.bool(.key(name))                        // a top-level key held in a variable, taken as is
-/// let path = try PreferenceKeyPath(parsing: userInput)
+/// prefs.bool("com.example.showHelp")            // the top-level key "com.example.showHelp"
+/// prefs.bool(["onboarding", "showHelp"])        // key "showHelp" inside dictionary "onboarding"
+/// prefs.bool(.key(name))                        // a top-level key held in a variable
+/// let path = try PreferenceKeyPath(parsing: "onboarding.showHelp")   // the same nested path
 /// ```
+///
+/// ``init(parsing:)`` reads dots as separators; a literal dot in a key is written `\.` there and
+/// a backslash `\\`.
 public struct PreferenceKeyPath: Sendable, Hashable, CustomStringConvertible {
     /// The keys, outermost first; never empty.
     public let components: [String]
@@ -66,24 +69,20 @@ public struct PreferenceKeyPath: Sendable, Hashable, CustomStringConvertible {
         self.components = components
     }
 
-    /// The path in its dotted text form, with dots and backslashes in keys escaped.
+    /// A top-level key as it is; a nested path in the dotted form ``init(parsing:)`` reads, with
+    /// dots and backslashes in keys escaped.
     public var description: String {
-        components
+        guard components.count > 1 else { return components[0] }
+        return components
             .map { $0.escapingASCII("\\.", with: "\\") }
             .joined(separator: ".")
     }
 }
 
 extension PreferenceKeyPath: ExpressibleByStringLiteral {
-    /// Parses a dotted literal such as `"onboarding.showHelp"`.
-    ///
-    /// - Precondition: the literal is a valid path; a typo traps with the parse error's message.
+    /// The top-level key `value`, as it is: `"com.example.showHelp"` is one key, not a path.
     public init(stringLiteral value: String) {
-        do {
-            try self.init(parsing: value)
-        } catch {
-            preconditionFailure("\(error)")
-        }
+        self.init([value])
     }
 }
 

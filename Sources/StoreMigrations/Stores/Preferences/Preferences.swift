@@ -1,30 +1,44 @@
 import Foundation
 
-/// The contents of a preferences file, as a ``PreferencesStore`` migration body edits them: a
-/// dictionary of property-list values, reached by key paths through nested dictionaries.
+/// The contents of a preferences file, as a ``PreferencesStore`` or ``UserDefaultsStore``
+/// migration body edits them: a dictionary of property-list values.
 ///
 /// ```swift
 /// settings.register("1.1") { prefs in
 ///     try prefs.renameKey("showHelp", to: "onboarding.showHelp")
 ///     if let size = prefs.int("fontSize") {
-///         try prefs.set(Double(size) * 1.5, for: "text.scale")
+///         try prefs.set(Double(size) * 1.5, for: ["text", "scale"])
 ///         prefs.removeValue(for: "fontSize")
 ///     }
 /// }
 /// ```
 ///
-/// Paths follow ``PreferenceKeyPath``: `"a.b"` is key `b` inside dictionary `a`; use
-/// `["com.example.flag"]` or `#"com\.example\.flag"#` for a key containing dots. Typed getters
+/// A key is the key you wrote, as `UserDefaults` reads it: `"onboarding.showHelp"` and
+/// `"com.example.flag"` are top-level keys, dots included. A value inside a nested dictionary is
+/// reached only by a path spelled as one (``PreferenceKeyPath``): `["text", "scale"]` is key
+/// `scale` inside dictionary `text`. Typed getters
 /// return `nil` both when nothing is stored and when another kind of value is; they convert only
 /// where nothing is lost (whole `Double`s to `Int`, `Int`s to `Double`, ISO 8601 strings to
 /// `Date`).
 public struct Preferences: Sendable, Hashable {
     /// The top-level entries.
     public private(set) var values: [String: PreferenceValue]
+    /// What the step's report shows of the body's edits (a rename that found nothing to move),
+    /// taken by the step executor; not part of the value, so a body that only notes writes
+    /// nothing.
+    private var notes: [String] = []
 
     /// Preferences holding `values`.
     public init(_ values: [String: PreferenceValue] = [:]) {
         self.values = values
+    }
+
+    public static func == (lhs: Preferences, rhs: Preferences) -> Bool {
+        lhs.values == rhs.values
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(values)
     }
 
     /// The top-level keys, sorted.
@@ -76,8 +90,9 @@ public struct Preferences: Sendable, Hashable {
     /// Stores `value` at `path`, replacing what was there and creating missing parent dictionaries.
     ///
     /// ```swift
-    /// try prefs.set(true, for: "onboarding.showHelp")
+    /// try prefs.set(true, for: "onboarding.showHelp")         // the top-level key, dot included
     /// try prefs.set(["w": 800, "h": 600], for: "window")      // [String: Int]
+    /// try prefs.set(800, for: ["window", "w"])                // inside the dictionary "window"
     /// ```
     ///
     /// - Throws: ``PreferencesError/notADictionary(path:blockingPath:found:)`` when a parent
@@ -96,13 +111,16 @@ public struct Preferences: Sendable, Hashable {
 
     /// Moves the value at `source` to `destination`, which may be in another dictionary.
     ///
-    /// Does nothing and returns `false` when `source` holds no value, so a body that renames can
-    /// safely meet files that never had the key. Missing parents of `destination` are created;
+    /// Moves nothing and returns `false` when `source` holds no value, so a body that renames can
+    /// safely meet files that never had the key; the step's line of the run's report then notes
+    /// the rename that found nothing (``MigrationReport/Step/notes``), so that a key misspelled
+    /// is seen rather than silently applied. Missing parents of `destination` are created;
     /// `source`'s parents stay. A path may move into its own former place
-    /// (`"showHelp"` → `"showHelp.enabled"`).
+    /// (`"showHelp"` → `["showHelp", "enabled"]`).
     ///
     /// ```swift
-    /// try prefs.renameKey("showHelp", to: "onboarding.showHelp")
+    /// try prefs.renameKey("com.example.showHelp", to: "onboarding.showHelp")   // two top-level keys
+    /// try prefs.renameKey("launchCount", to: ["stats", "launchCount"])         // into a dictionary
     /// ```
     ///
     /// - Returns: `true` when a value was moved (or `source` equals `destination` and holds one).
@@ -114,7 +132,10 @@ public struct Preferences: Sendable, Hashable {
         guard source != destination else { return contains(source) }
         // Edited in place rather than on a copy: copying the preferences for every rename made a
         // migration renaming many keys of a large file quadratic. A failure puts the value back.
-        guard let value = removeValue(for: source) else { return false }
+        guard let value = removeValue(for: source) else {
+            notes.append("renameKey found no value at \"\(source)\"; nothing was moved to \"\(destination)\"")
+            return false
+        }
         do {
             if contains(destination) {
                 throw PreferencesError.destinationExists(source: source, destination: destination)
@@ -163,5 +184,12 @@ public struct Preferences: Sendable, Hashable {
         else { return nil }
         defer { dictionary[key] = .dictionary(child) }
         return remove(at: keys.dropFirst(), in: &child)
+    }
+}
+
+extension Preferences: StepNotesCarrier {
+    package mutating func takeStepNotes() -> [String] {
+        defer { notes = [] }
+        return notes
     }
 }

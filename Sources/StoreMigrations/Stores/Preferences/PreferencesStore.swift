@@ -11,6 +11,11 @@ import Foundation
 /// }
 /// ```
 ///
+/// Keys are the keys the body wrote, as `UserDefaults.bool(forKey:)` reads them: the rename above
+/// writes the top-level key `onboarding.showHelp`, dot included. A nested dictionary's value is
+/// reached by a path spelled as one, `["onboarding", "showHelp"]` (see ``PreferenceKeyPath``). A
+/// rename that finds no value moves nothing, and the step's line of the report notes it.
+///
 /// Each migration edits a copy of the file's contents; the new contents and the new record are
 /// written together by one atomic file replacement, so a crash leaves the old file or the new
 /// one, and a body that throws leaves the file untouched. Around each step the store takes an

@@ -16,6 +16,11 @@ import Foundation
 /// }
 /// ```
 ///
+/// Keys are the keys the body wrote, as `UserDefaults.bool(forKey:)` reads them: the rename above
+/// writes the top-level key `onboarding.showHelp`, dot included. A nested dictionary's value is
+/// reached by a path spelled as one, `["onboarding", "showHelp"]` (see ``PreferenceKeyPath``). A
+/// rename that finds no value moves nothing, and the step's line of the report notes it.
+///
 /// ### Adopting a hand-rolled level
 ///
 /// Apps that migrated their defaults by hand often kept their own level, such as an integer

@@ -52,7 +52,7 @@ import Glibc
 
     @Test func applyWritesDataAndLevelTogether() throws {
         let outcome = try store().apply(storeMigration("settings", "1.1") { (prefs: inout Preferences) in
-            try prefs.set(true, for: "onboarding.showHelp")
+            try prefs.set(true, for: ["onboarding", "showHelp"])
         })
         #expect(outcome.isApplied)
         #expect(String(decoding: try bytes(), as: UTF8.self) == """
@@ -77,7 +77,7 @@ import Glibc
     @Test func aNewStoreObjectReadsTheSameLevelsAndDataBack() throws {
         try write(#"{"showHelp": false, "theme": "dark"}"#)
         _ = try store().apply(storeMigration("settings", "1.1") { (prefs: inout Preferences) in
-            try prefs.renameKey("showHelp", to: "onboarding.showHelp")
+            try prefs.renameKey("showHelp", to: ["onboarding", "showHelp"])
         })
         _ = try store().apply(storeMigration("settings", "1.1-1") { (prefs: inout Preferences) in
             try prefs.set(2, for: "schema")
@@ -397,7 +397,7 @@ import Glibc
             """
         try write(xml)
         _ = try store(format: .propertyList).apply(storeMigration("settings", "1.1") { (prefs: inout Preferences) in
-            try prefs.renameKey("showHelp", to: "onboarding.showHelp")
+            try prefs.renameKey("showHelp", to: ["onboarding", "showHelp"])
         })
         let text = String(decoding: try bytes(), as: UTF8.self)
         #expect(text.hasPrefix("<?xml"), "XML stays XML: \(text.prefix(40))")
@@ -432,7 +432,7 @@ import Glibc
         var seen: PreferenceValue?
         _ = try store().apply(storeMigration("settings", "1.1") { (prefs: inout Preferences) in
             seen = prefs["lastUser"]
-            try prefs.renameKey("lastUser", to: "account.lastUser")
+            try prefs.renameKey("lastUser", to: ["account", "lastUser"])
             try prefs.set(PreferenceValue.null, for: "token")
         })
         #expect(seen == .null)

@@ -33,10 +33,16 @@ import TestSupport
 
     // MARK: Key paths
 
-    @Test func dottedPathsSplitOnUnescapedDots() throws {
-        #expect(PreferenceKeyPath("onboarding.showHelp").components == ["onboarding", "showHelp"])
-        #expect(PreferenceKeyPath(#"com\.example\.flag"#).components == ["com.example.flag"])
-        #expect(PreferenceKeyPath(#"a\\.b"#).components == [#"a\"#, "b"])
+    @Test func aStringLiteralIsOneKeyAsWritten() {
+        #expect(PreferenceKeyPath("com.example.showHelp").components == ["com.example.showHelp"])
+        #expect(PreferenceKeyPath("com.example.showHelp").description == "com.example.showHelp")
+        #expect(PreferenceKeyPath(#"a\.b"#).components == [#"a\.b"#])
+    }
+
+    @Test func parsedPathsSplitOnUnescapedDots() throws {
+        #expect(try PreferenceKeyPath(parsing: "onboarding.showHelp").components == ["onboarding", "showHelp"])
+        #expect(try PreferenceKeyPath(parsing: #"com\.example\.flag"#).components == ["com.example.flag"])
+        #expect(try PreferenceKeyPath(parsing: #"a\\.b"#).components == [#"a\"#, "b"])
         #expect(PreferenceKeyPath(["a.b", "c"]).components == ["a.b", "c"])
         #expect(PreferenceKeyPath.key("x.y").components == ["x.y"])
         let path: PreferenceKeyPath = ["com.example.flag", #"back\slash"#]
@@ -67,11 +73,12 @@ import TestSupport
         #expect(prefs.string("count") == nil)
         #expect(prefs.array("list")?.count == 6)
         #expect(prefs.dictionary("nested")?.keys.sorted() == ["inner"])
-        #expect(prefs.string("nested.inner.deep") == "value")
+        #expect(prefs.string(["nested", "inner", "deep"]) == "value")
+        #expect(prefs.string("nested.inner.deep") == nil)
         #expect(prefs.bool(["com.example.flag"]) == true)
         #expect(prefs.string(.key("")) == "empty key")
         #expect(prefs.string("missing") == nil)
-        #expect(prefs.string("name.child") == nil)
+        #expect(prefs.string(["name", "child"]) == nil)
     }
 
     @Test func isoStringsReadAsDates() {
@@ -90,7 +97,7 @@ import TestSupport
         try prefs.set(Self.date, for: "when")
         try prefs.set(Data([9]), for: "bytes")
         try prefs.set(["a", "b"], for: "tags")
-        try prefs.set(["w": 800, "h": 600], for: "window.size")
+        try prefs.set(["w": 800, "h": 600], for: ["window", "size"])
         try prefs.set([1, "two"] as PreferenceValue, for: "mixed")
 
         #expect(prefs.values == [
@@ -99,29 +106,31 @@ import TestSupport
             "mixed": [1, "two"],
         ])
         #expect(prefs.value("tags", as: [String].self) == ["a", "b"])
-        #expect(prefs.value("window.size", as: [String: Int].self) == ["w": 800, "h": 600])
+        #expect(prefs.value(["window", "size"], as: [String: Int].self) == ["w": 800, "h": 600])
         #expect(prefs.value("mixed", as: [String].self) == nil)
         #expect(prefs.keys == ["bytes", "count", "flag", "mixed", "name", "scale", "tags", "when", "window"])
-        #expect(prefs.contains("window.size.w"))
-        #expect(!prefs.contains("window.size.d"))
+        #expect(prefs.contains(["window", "size", "w"]))
+        #expect(!prefs.contains(["window", "size", "d"]))
+        #expect(!prefs.contains("window.size"))
     }
 
     @Test func setThroughANonDictionaryThrowsAndChangesNothing() throws {
         var prefs = Preferences(["a": ["b": 1]])
         let before = prefs
-        let error = #expect(throws: PreferencesError.self) { try prefs.set("x", for: "a.b.c") }
-        #expect(error == .notADictionary(path: "a.b.c", blockingPath: "a.b", found: "an integer"))
+        let error = #expect(throws: PreferencesError.self) { try prefs.set("x", for: ["a", "b", "c"]) }
+        #expect(error == .notADictionary(path: ["a", "b", "c"], blockingPath: ["a", "b"], found: "an integer"))
         #expect(error?.description.contains("\"a.b\" holds an integer") == true)
         #expect(prefs == before)
     }
 
     @Test func removeValueReturnsTheValueAndKeepsParents() {
         var prefs = Preferences(["a": ["b": 1], "c": 2])
-        #expect(prefs.removeValue(for: "a.b") == 1)
+        #expect(prefs.removeValue(for: "a.b") == nil)
+        #expect(prefs.removeValue(for: ["a", "b"]) == 1)
         #expect(prefs.values == ["a": [:], "c": 2])
         #expect(prefs.removeValue(for: "c") == 2)
         #expect(prefs.removeValue(for: "c") == nil)
-        #expect(prefs.removeValue(for: "x.y.z") == nil)
+        #expect(prefs.removeValue(for: ["x", "y", "z"]) == nil)
         #expect(prefs.values == ["a": [:]])
     }
 
@@ -129,17 +138,31 @@ import TestSupport
 
     @Test func renameMovesAValueAcrossDictionaries() throws {
         var prefs = Preferences(["showHelp": false, "onboarding": ["seen": true]])
-        #expect(try prefs.renameKey("showHelp", to: "onboarding.showHelp"))
+        #expect(try prefs.renameKey("showHelp", to: ["onboarding", "showHelp"]))
         #expect(prefs.values == ["onboarding": ["seen": true, "showHelp": false]])
-        #expect(try prefs.renameKey("onboarding.seen", to: "seenOnboarding"))
+        #expect(try prefs.renameKey(["onboarding", "seen"], to: "seenOnboarding"))
         #expect(prefs.values == ["onboarding": ["showHelp": false], "seenOnboarding": true])
     }
 
     @Test func renameOfAnAbsentKeyIsANoOp() throws {
         var prefs = Preferences(["a": 1])
         #expect(try prefs.renameKey("missing", to: "a") == false)
-        #expect(try prefs.renameKey("missing.deeper", to: "b") == false)
+        #expect(try prefs.renameKey(["missing", "deeper"], to: "b") == false)
         #expect(prefs.values == ["a": 1])
+        #expect(prefs.takeStepNotes() == [
+            #"renameKey found no value at "missing"; nothing was moved to "a""#,
+            #"renameKey found no value at "missing.deeper"; nothing was moved to "b""#,
+        ])
+        #expect(prefs.takeStepNotes().isEmpty)
+    }
+
+    /// A reverse-DNS key is the key the user wrote, as in `UserDefaults`, not a path.
+    @Test func renameOfADottedKeyMovesThatKey() throws {
+        var prefs = Preferences(["com.example.showHelp": true])
+        #expect(try prefs.renameKey("com.example.showHelp", to: "onboarding.showHelp"))
+        #expect(prefs.values == ["onboarding.showHelp": true])
+        #expect(prefs.bool("onboarding.showHelp") == true)
+        #expect(prefs.takeStepNotes().isEmpty)
     }
 
     @Test func renameOntoAnExistingKeyThrowsAndChangesNothing() throws {
@@ -151,7 +174,7 @@ import TestSupport
 
     @Test func renameIntoItsOwnFormerPlace() throws {
         var prefs = Preferences(["showHelp": true])
-        try prefs.renameKey("showHelp", to: "showHelp.enabled")
+        try prefs.renameKey("showHelp", to: ["showHelp", "enabled"])
         #expect(prefs.values == ["showHelp": ["enabled": true]])
         #expect(try prefs.renameKey("showHelp", to: "showHelp"))
         #expect(prefs.values == ["showHelp": ["enabled": true]])
@@ -159,7 +182,7 @@ import TestSupport
 
     @Test func renameThroughANonDictionaryThrowsAndChangesNothing() throws {
         var prefs = Preferences(["a": 1, "b": "text"])
-        #expect(throws: PreferencesError.self) { try prefs.renameKey("a", to: "b.a") }
+        #expect(throws: PreferencesError.self) { try prefs.renameKey("a", to: ["b", "a"]) }
         #expect(prefs.values == ["a": 1, "b": "text"])
     }
 
@@ -289,7 +312,7 @@ import TestSupport
         #expect(try PreferencesJSON.decode(Data(written.utf8)) == values)
         var prefs = Preferences(values)
         #expect(prefs["a"] == .null)
-        #expect(prefs.contains("nested.n"))
+        #expect(prefs.contains(["nested", "n"]))
         #expect(prefs.string("a") == nil)
         try prefs.set(PreferenceValue.null, for: "b")
         try prefs.renameKey("a", to: "c")

@@ -61,14 +61,16 @@ import TestSupport
         })
         #expect(outcome.isApplied)
         let disk = try onDisk()
-        #expect(Set(disk.keys) == ["onboarding", "theme", UserDefaultsStore.levelsKey])
-        #expect((disk["onboarding"] as? [String: Any])?["showHelp"] as? Bool == true)
+        // The key the migration wrote, as `UserDefaults` reads it: dots are part of a key.
+        #expect(Set(disk.keys) == ["onboarding.showHelp", "theme", UserDefaultsStore.levelsKey])
+        #expect(disk["onboarding.showHelp"] as? Bool == true)
+        #expect(UserDefaults(suiteName: suite)?.bool(forKey: "onboarding.showHelp") == true)
         #expect(disk["theme"] as? String == "dark")
         let levels = try #require(disk[UserDefaultsStore.levelsKey] as? [String: Any])
         let entry = try #require(levels["settings"] as? [String: Any])
         #expect(entry["level"] as? String == "1.1")
         #expect(entry["applied"] as? [String] == ["1.1"])
-        #expect(try store().read() == Preferences(["onboarding": ["showHelp": true], "theme": "dark"]))
+        #expect(try store().read() == Preferences(["onboarding.showHelp": true, "theme": "dark"]))
         #expect(try store().states() == ["settings": LevelState(level: "1.1")])
     }
 
