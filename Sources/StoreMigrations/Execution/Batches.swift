@@ -74,8 +74,7 @@ public enum BatchSize: Sendable, Hashable {
     func nextLimit(after limit: Int, processed: Int, seconds: Double) -> Int {
         guard case .timeTarget(let target, _) = self else { return limit }
         guard processed > 0, seconds > 0 else { return min(limit * 4, Self.largest) }
-        let targetSeconds = Double(target.components.seconds) + Double(target.components.attoseconds) / 1e18
-        let next = Double(processed) / seconds * targetSeconds
+        let next = Double(processed) / seconds * target.seconds
         return max(1, min(Int(next), limit * 4, Self.largest))
     }
 }

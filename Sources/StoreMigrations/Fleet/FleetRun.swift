@@ -128,22 +128,15 @@ final class FleetRun: @unchecked Sendable {
     private var progress: FleetProgress {
         FleetProgress(
             total: total, migrated: migrated, upToDate: upToDateCount, failed: failures.count, notStarted: notStartedCount,
-            byOtherWorkers: byOtherWorkers, running: running, elapsed: (ContinuousClock.now - clockStart).fleetSeconds)
+            byOtherWorkers: byOtherWorkers, running: running, elapsed: (ContinuousClock.now - clockStart).seconds)
     }
 
     func report(appVersion: Version, startedAt: Date) -> FleetReport {
         lock.withLock {
             FleetReport(
-                appVersion: appVersion, startedAt: startedAt, duration: (ContinuousClock.now - clockStart).fleetSeconds,
+                appVersion: appVersion, startedAt: startedAt, duration: (ContinuousClock.now - clockStart).seconds,
                 tenants: total, migrated: migrated, upToDate: upToDateCount, byOtherWorkers: byOtherWorkers, notStarted: notStartedCount,
                 failures: failures.map(\.failure), stop: stop)
         }
-    }
-}
-
-extension Duration {
-    var fleetSeconds: TimeInterval {
-        let (seconds, attoseconds) = components
-        return Double(seconds) + Double(attoseconds) / 1e18
     }
 }

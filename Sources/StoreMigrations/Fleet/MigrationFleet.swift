@@ -177,7 +177,7 @@ public final class MigrationFleet: Sendable {
             }
             // Tenants another worker held: once it ends them, or dies and leaves them here.
             while case let held = run.takeBusy(), !held.isEmpty {
-                Thread.sleep(forTimeInterval: options.claimRetryInterval.fleetSeconds)
+                Thread.sleep(forTimeInterval: options.claimRetryInterval.seconds)
                 var retry = TenantList(held).makeTenantIterator()
                 try walk(next: { retry.next() }, limit: limit, mayStart: run.mayStart, notStarted: run.notStarted, work: work)
             }
