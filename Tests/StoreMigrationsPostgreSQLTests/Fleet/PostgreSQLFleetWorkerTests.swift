@@ -128,7 +128,10 @@ import TestSupport
             template: { _, _ in }
         ).status()
         #expect(status.migrated == 11 && status.failed == 1 && status.running == 0)
-        #expect(Set(status.workers.map(\.worker)) == ["a", "b"])
+        // On a busy machine one worker may take every tenant before the other starts: the status
+        // names whoever did, and their counts add up to the fleet.
+        #expect(Set(status.workers.map(\.worker)).isSubset(of: ["a", "b"]) && !status.workers.isEmpty)
+        #expect(status.workers.reduce(0) { $0 + $1.migrated } == 11 && status.workers.reduce(0) { $0 + $1.failed } == 1)
         let failed = try #require(status.entries.first)
         #expect(failed.tenant == "tenant_005" && failed.state == .failed && failed.message?.contains("failed on purpose") == true)
         #expect(status.description.contains("failed tenant_005: "))
