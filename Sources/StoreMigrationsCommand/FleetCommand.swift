@@ -17,8 +17,8 @@ import StoreMigrations
 /// Subcommands (each takes `--help`):
 /// - `status [--check]`: how many tenants are up to date, to migrate, held for the deployment
 ///   (post-deploy steps), part way (resumable steps, how far) or failed (named, with the error),
-///   and each manager's levels across the fleet. `--check` exits with ``ExitCode/pending`` while
-///   any tenant has steps to run, post-deploy ones included, and with ``ExitCode/failure`` when a
+///   and each manager's levels across the fleet. `--check` exits with ``MigrationCommand/ExitCode/pending`` while
+///   any tenant has steps to run, post-deploy ones included, and with ``MigrationCommand/ExitCode/failure`` when a
 ///   tenant could not be planned or would be refused.
 /// - `plan [--json] [--post-deploy]`: the fleet's plan (``/StoreMigrations/FleetPlan``): the
 ///   pending steps grouped across the fleet, `842 tenants: orders@2.0, orders@2.1`.

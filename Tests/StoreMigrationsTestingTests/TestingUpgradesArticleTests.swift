@@ -116,7 +116,8 @@ enum NotesStores {
             contentsOf: root.appendingPathComponent("Sources/StoreMigrationsTesting/StoreMigrationsTesting.docc/TestingUpgrades.md"),
             encoding: .utf8)
         #expect(article.contains(#".testTarget(name: "NotesTests", dependencies: [ … ], exclude: ["Fixtures"]),"#))
-        let line = #"let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures")"#
+        let line = #"let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent()"# + "\n"
+            + #"    .appendingPathComponent("Fixtures")"#
         #expect(article.contains(line))
         // The same expression, here: the folder beside this test file.
         let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures")

@@ -9,7 +9,9 @@ import StoreMigrations
 ///
 /// ```swift
 /// let claims = try PostgreSQLFleetClaims("host=db.internal dbname=saas", fleet: "saas")
-/// let fleet = MigrationFleet(appVersion: "2.1", tenants: tenants, claims: claims) { tenant, coordinator in … }
+/// let fleet = MigrationFleet(appVersion: "2.1", tenants: tenants, claims: claims) { tenant, crm in
+///     …   // the tenant's managers, registered on its coordinator `crm`
+/// }
 /// let report = try fleet.migrate()    // in each worker, on each machine
 /// ```
 ///

@@ -5,7 +5,8 @@ import StoreMigrations
 /// tenant's key is its database's name; its stores come from ``store(for:schema:lockTimeout:lockRetries:)``.
 ///
 /// ```swift
-/// let tenants = try PostgreSQLTenantDatabases("host=db.internal dbname=postgres", matching: "customer_%")
+/// let server = "host=db.internal dbname=postgres"
+/// let tenants = try PostgreSQLTenantDatabases(server, matching: "customer_%")
 /// let fleet = MigrationFleet(appVersion: "2.1", tenants: tenants) { tenant, coordinator in
 ///     let orders = try coordinator.manager("orders", store: tenants.store(for: tenant))
 ///     orders.register("2.0") { db in try db.execute("ALTER TABLE orders ADD COLUMN reference text") }

@@ -7,7 +7,8 @@ import StoreMigrations
 /// schema's name; its stores come from ``store(for:lockTimeout:lockRetries:)``.
 ///
 /// ```swift
-/// let tenants = try PostgreSQLTenantSchemas("host=db.internal dbname=saas", matching: "tenant_%", connections: 8)
+/// let database = "host=db.internal dbname=saas"
+/// let tenants = try PostgreSQLTenantSchemas(database, matching: "tenant_%", connections: 8)
 /// let fleet = MigrationFleet(appVersion: "2.1", tenants: tenants) { tenant, coordinator in
 ///     let orders = try coordinator.manager("orders", store: tenants.store(for: tenant))
 ///     orders.register("2.0") { db in try db.execute("ALTER TABLE orders ADD COLUMN reference text") }
