@@ -13,6 +13,10 @@ final class RawSQLite {
         guard sqlite3_open_v2(path, &handle, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nil) == SQLITE_OK else {
             throw RawSQLiteError(message: "open \(path): \(String(cString: sqlite3_errmsg(handle)))")
         }
+        // A check that opens the database just after a library run may meet that run's store
+        // closing its connection (its last-connection checkpoint holds the lock a moment): wait
+        // for it, as an app would, rather than fail. It costs nothing when nobody holds a lock.
+        sqlite3_busy_timeout(handle, 30_000)
     }
 
     deinit { sqlite3_close_v2(handle) }
