@@ -19,8 +19,10 @@ import ThrowawayPostgreSQL
 struct FleetDemo {
     static func main() {
         let arguments = Array(CommandLine.arguments.dropFirst())
-        if arguments.first == "worker", arguments.count == 4 {
-            runWorker(connectionString: arguments[1], name: arguments[2], stalls: arguments[3] == "stalls")
+        if arguments.first == "worker", arguments.count == 5 {
+            runWorker(
+                connectionString: arguments[1], name: arguments[2], stalls: arguments[3] == "stalls",
+                gate: URL(fileURLWithPath: arguments[4]))
         }
         var tenants = 1_000
         if arguments.count == 2, arguments[0] == "--tenants", let count = Int(arguments[1]), count > 0 {
@@ -52,11 +54,16 @@ struct FleetDemo {
         _ = try fleet.status()
         print("\nStarting four workers of release \(CRMFleet.appVersion), sharing the fleet's claims…")
         let executable = Bundle.main.executableURL ?? URL(fileURLWithPath: CommandLine.arguments[0])
+        // Each worker waits at a gate until all four are up, so that on a busy machine the first
+        // started does not migrate the whole fleet before the last one starts; worker-2 goes
+        // first, and the others once it holds a tenant, so that the kill lands mid-tenant.
+        let gate = server.folder.appendingPathComponent("workers-gate")
+        try FileManager.default.createDirectory(at: gate, withIntermediateDirectories: true)
         var workers: [(name: String, process: Process, log: URL)] = []
         for index in 1...4 {
             let process = Process()
             process.executableURL = executable
-            process.arguments = ["worker", connectionString, "worker-\(index)", index == 2 ? "stalls" : "runs"]
+            process.arguments = ["worker", connectionString, "worker-\(index)", index == 2 ? "stalls" : "runs", gate.path]
             let log = server.folder.appendingPathComponent("worker-\(index).out")
             _ = FileManager.default.createFile(atPath: log.path, contents: nil)
             let output = try FileHandle(forWritingTo: log)
@@ -66,6 +73,8 @@ struct FleetDemo {
             try output.close()
             workers.append(("worker-\(index)", process, log))
         }
+        try waitUntilReady(workers.map(\.name), at: gate)
+        open(gate, for: ["worker-2"])
         // worker-2 dies once it holds a tenant (it hangs in its first 2.1 step).
         let watcher = try PostgreSQLStore(connectionString)
         while workers[1].process.isRunning {
@@ -78,12 +87,14 @@ struct FleetDemo {
                 ).first.map { (try $0[0] as Int, try $0[1] as Int) } ?? (0, 0)
             }
             if counts.1 > 0 {
+                open(gate, for: ["worker-1", "worker-3", "worker-4"])
                 kill(workers[1].process.processIdentifier, SIGKILL)
                 print("Killed worker-2 (SIGKILL) while it held \(counts.1) tenant\(counts.1 == 1 ? "" : "s"), \(counts.0) tenants migrated.")
                 break
             }
             usleep(20_000)
         }
+        open(gate, for: workers.map(\.name))
         for worker in workers {
             worker.process.waitUntilExit()
             let text = (try? String(contentsOf: worker.log, encoding: .utf8)) ?? ""
@@ -94,8 +105,38 @@ struct FleetDemo {
         print("\nA fifth look at the fleet:\n\(try fleet.plan())")
     }
 
-    /// One worker: migrates the fleet, prints its report, exits.
-    static func runWorker(connectionString: String, name: String, stalls: Bool) -> Never {
+    /// Waits until every worker has said it is ready (a file `<name>.ready` in `gate`). The bound
+    /// only catches a worker that never starts.
+    static func waitUntilReady(_ names: [String], at gate: URL) throws {
+        let ready = names.map { gate.appendingPathComponent("\($0).ready").path }
+        let bound = ContinuousClock.now + .seconds(300)
+        while !ready.allSatisfy(FileManager.default.fileExists(atPath:)) {
+            guard ContinuousClock.now < bound else {
+                throw CocoaError(.fileNoSuchFile, userInfo: [NSFilePathErrorKey: gate.path])
+            }
+            usleep(10_000)
+        }
+    }
+
+    /// Lets the named workers start (a file `<name>.open` in `gate`).
+    static func open(_ gate: URL, for names: [String]) {
+        for name in names {
+            _ = FileManager.default.createFile(atPath: gate.appendingPathComponent("\(name).open").path, contents: nil)
+        }
+    }
+
+    /// One worker: says it is ready, waits for its gate to open, migrates the fleet, prints its
+    /// report, exits.
+    static func runWorker(connectionString: String, name: String, stalls: Bool, gate: URL) -> Never {
+        _ = FileManager.default.createFile(atPath: gate.appendingPathComponent("\(name).ready").path, contents: nil)
+        let bound = ContinuousClock.now + .seconds(300)
+        while !FileManager.default.fileExists(atPath: gate.appendingPathComponent("\(name).open").path) {
+            guard ContinuousClock.now < bound else {
+                print("\(name): the demo never opened the workers' gate")
+                exit(1)
+            }
+            usleep(5_000)
+        }
         do {
             let report = try CRMFleet.fleet(connectionString: connectionString, worker: name, stalls: stalls).migrate(FleetRunOptions(maxTenantsInFlight: 4))
             print(report)

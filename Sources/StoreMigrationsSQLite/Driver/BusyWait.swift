@@ -31,6 +31,11 @@ final class BusyWait {
     /// The holder when the last wait gave up, kept for the `SQLITE_BUSY` error the statement
     /// fails with next: by the time the error is made, the holder may be gone.
     private var holderWhenGivenUp: Holder?
+    /// Tries made after the time-out because no process held the lock any more, in this wait.
+    private var triesAfterRelease = 0
+    /// At most this many such tries a wait: where the system never names a holder, each
+    /// time-out would otherwise look like a release.
+    private static let maxTriesAfterRelease = 3
 
     /// Who holds what a wait is for.
     struct Holder: Equatable {
@@ -94,11 +99,19 @@ final class BusyWait {
             started = now
             waits += 1
             holderWhenGivenUp = nil
+            triesAfterRelease = 0
             onWait?()
         }
         let remaining = timeout - (now - started).seconds
         guard remaining > 0 else {
-            holderWhenGivenUp = holder
+            // A lock released between SQLite's refusal and this look is free: try again rather
+            // than fail a step that can go on, and an error that can name no holder.
+            let current = holder
+            if current.processID == nil, triesAfterRelease < Self.maxTriesAfterRelease {
+                triesAfterRelease += 1
+                return true
+            }
+            holderWhenGivenUp = current
             return false
         }
         let pause = min(0.001 * pow(2, Double(min(count, 6))), 0.05, remaining)

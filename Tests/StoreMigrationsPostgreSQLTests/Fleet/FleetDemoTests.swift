@@ -18,7 +18,19 @@ import TestSupport
         #expect(output.contains("worker-2 (killed):"), "\(output)")
         let status = try #require(output.range(of: "The fleet's status, as any machine reads it:\n").map { output[$0.upperBound...] })
         #expect(status.hasPrefix("Fleet status to app version 2.1: "))
-        for worker in ["worker-1", "worker-3", "worker-4"] { #expect(status.contains("worker \(worker): "), "\(status)") }
+        // The workers start together, but on a busy machine one may still be descheduled while the
+        // others migrate the whole fleet: the status names each survivor that migrated a tenant.
+        var survivorsNamed = 0
+        for worker in ["worker-1", "worker-3", "worker-4"] {
+            let report = try #require(output.range(of: "\(worker) (exit 0):\n").map { output[$0.upperBound...] }, "\(output)")
+            if report.prefix(while: { $0 != "\n" }).contains(" 0 migrated,") {
+                #expect(!status.contains("worker \(worker): "), "\(status)")
+            } else {
+                #expect(status.contains("worker \(worker): "), "\(status)")
+                survivorsNamed += 1
+            }
+        }
+        #expect(survivorsNamed > 0, "\(output)")
         #expect(output.contains("A fifth look at the fleet:\nFleet plan to app version 2.1: 120 tenants, up to date.\n"), "\(output)")
     }
 }
