@@ -22,15 +22,15 @@ import TestSupport
         switch manager {
         case "prefs":
             let store = PreferencesStore(url: stores.preferencesURL)
-            try store.updateRecord(of: manager) { $0.baseline = "3.0" }
+            try store.updateRecord(of: manager) { $0.setBaseline("3.0") }
             return store.description
         case "library":
             let store = SQLiteStore(url: stores.databaseURL)
-            try store.updateRecord(of: manager) { $0.baseline = "3.0" }
+            try store.updateRecord(of: manager) { $0.setBaseline("3.0") }
             return store.description
         default:
             let store = CacheStore(directory: stores.cacheURL)
-            try store.updateRecord(of: manager) { $0.baseline = "3.0" }
+            try store.updateRecord(of: manager) { $0.setBaseline("3.0") }
             try Data("thumbnail format 3".utf8).write(to: stores.cacheURL.appendingPathComponent("v3.txt"))
             return store.description
         }

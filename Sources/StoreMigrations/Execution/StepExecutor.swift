@@ -188,7 +188,7 @@ package enum StepExecutor {
                 return done
             }
             var record = records[manager] ?? MigrationRecord()
-            record.baseline = version
+            record.setBaseline(version)
             records[manager] = record
             return .applied(level: record.level)
         }

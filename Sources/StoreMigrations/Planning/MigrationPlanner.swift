@@ -340,11 +340,11 @@ enum MigrationPlanner {
         return names
     }
 
-    /// The applied migrations of `manager` whose recorded fingerprint differs from the registered
-    /// one, ascending, then the resumable ones part-way whose progress was committed under another
-    /// fingerprint; none under ``FingerprintPolicy/ignore``. Both lists ascend by version, so
-    /// one walk side by side finds them: O(V + applied), and nothing when no migration has a
-    /// fingerprint.
+    /// The migrations of `manager` whose registered fingerprint differs from the recorded one, by
+    /// version: the applied ones, and the resumable ones part-way whose progress was committed
+    /// under another fingerprint; none under ``FingerprintPolicy/ignore``. The applied set and the
+    /// versions both ascend, so one walk side by side finds the applied ones: O(V + applied), and
+    /// nothing when no migration has a fingerprint.
     private static func changedFingerprints(of manager: MigrationGraph.Manager, _ input: PlanningInput) -> [FingerprintChange] {
         guard input.fingerprintPolicy != .ignore, !input.fingerprints.isEmpty else { return [] }
         var changes: [FingerprintChange] = []
@@ -373,6 +373,7 @@ enum MigrationPlanner {
                 name: input.names.isEmpty ? nil : input.names[position], recorded: recorded, current: current,
                 isInProgress: true))
         }
+        if !input.record.inProgress.isEmpty { changes.sort { $0.migration.version < $1.migration.version } }
         return changes
     }
 

@@ -19,7 +19,7 @@ public struct MigrationRecord: Sendable, Hashable, Codable, CustomStringConverti
     public private(set) var applied: [AppliedMigration]
     /// Everything at or below this version counts as applied: set by a baseline, and read from
     /// stores written before records held sets (their level becomes the baseline).
-    public internal(set) var baseline: Version?
+    public private(set) var baseline: Version?
     /// The app version the manager's app-version-change hook last ran for, or `nil`.
     public internal(set) var appVersion: Version?
     /// The resumable migrations that have committed batches but are not applied yet, ascending
@@ -71,6 +71,13 @@ public struct MigrationRecord: Sendable, Hashable, Codable, CustomStringConverti
             inProgress.append(progress)
             inProgress.sort { $0.version < $1.version }
         }
+    }
+
+    /// Sets the baseline mark: everything at or below `version` counts as applied, so the
+    /// progress of a resumable migration it covers is done with, as when it is applied.
+    mutating func setBaseline(_ version: Version) {
+        baseline = version
+        if !inProgress.isEmpty { inProgress.removeAll { $0.version <= version } }
     }
 
     /// `applied` sorted by version, each version once (its first entry in sort order kept).

@@ -45,7 +45,7 @@ extension MigrationRecord {
     package init(decoding stored: StoredRecord) {
         self.init(applied: stored.applied, baseline: stored.baseline, appVersion: stored.appVersion)
         if let level = stored.level, self.level.map({ level > $0 }) ?? true {
-            baseline = level
+            setBaseline(level)
         }
         for progress in stored.inProgress where !isApplied(progress.version) {
             setProgress(progress)

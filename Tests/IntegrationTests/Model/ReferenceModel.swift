@@ -51,6 +51,12 @@ struct ReferenceModel {
             return applied[version] != nil
         }
 
+        /// Everything at or below the mark counts as applied: progress it covers is done with.
+        mutating func setBaseline(_ version: Version) {
+            baseline = version
+            progress = progress.filter { $0.key > version }
+        }
+
         mutating func markApplied(_ version: Version, fingerprint: String?) {
             progress[version] = nil
             if applied[version] == nil { applied[version] = .some(fingerprint) }
@@ -164,7 +170,7 @@ struct ReferenceModel {
             if spec.hasHook, !newer, record.appVersion != app { chain.append(.hook(app)) }
             // Applied migrations, and (rule 3) in-progress ones, whose fingerprint changed.
             if spec.fingerprint != .ignore {
-                for migration in migrations {
+                for migration in migrations.sorted(by: { $0.version < $1.version }) {
                     guard let current = launch.fingerprint(of: migration, manager: manager) else { continue }
                     let recorded: String?
                     if let applied = record.applied[migration.version] {
@@ -306,7 +312,7 @@ struct ReferenceModel {
     /// interleaved launches then the steps. Calls are logged under `tag`.
     mutating func run(_ launch: Launch, index: Int, tag: String) -> LaunchOutcome {
         for (manager, version) in launch.baselineCalls.sorted(by: { $0.key < $1.key }) where records[manager].level == nil {
-            records[manager].baseline = version
+            records[manager].setBaseline(version)
         }
         let plan = plan(launch, index: index)
         var outcome = LaunchOutcome(plan: plan.summary, result: .refused(plan.refusals))
@@ -343,7 +349,7 @@ struct ReferenceModel {
         switch step.action {
         case .baseline(let version):
             if records[manager].level != nil { return "alreadyApplied" }
-            records[manager].baseline = version
+            records[manager].setBaseline(version)
             return "applied"
         case .hook(let version):
             // Rule 5: the hook runs on every change of app version, a downgrade too.
@@ -369,6 +375,12 @@ struct ReferenceModel {
                 if batches > 0, launch.kind == .launch(zeroBudget: true) { return "inProgress" }
                 if let level = records[manager].level, level.base > app {
                     return spec.newerStore == .ignore ? "alreadyApplied" : "failed(\(ErrorKind.storeIsNewer))"
+                }
+                // Rule 3 under the lock: progress committed meanwhile by another app version's
+                // edited body is refused as at planning.
+                if spec.fingerprint == .fail, let fingerprint,
+                   let recorded = records[manager].progress[migration.version]?.fingerprint, recorded != fingerprint {
+                    return "failed(\(ErrorKind.fingerprintsChanged))"
                 }
                 if records[manager].isApplied(migration.version) { return batches == 0 ? "alreadyApplied" : "applied" }
                 let start = records[manager].progress[migration.version]?.done ?? 0

@@ -82,7 +82,7 @@ private struct BodyFailure: Error, Equatable {
             _ = try store.apply(sqliteStep("1.0") { _ in Issue.record("the body must not run") })
         })
         #expect(apply.isNotADatabase)
-        #expect(throws: SQLiteError.self) { try store.updateRecord(of: "library") { $0.baseline = "1.0" } }
+        #expect(throws: SQLiteError.self) { try store.updateRecord(of: "library") { $0.setBaseline("1.0") } }
         #expect(try Data(contentsOf: url) == bytes)
         #expect(try FileManager.default.contentsOfDirectory(atPath: scratch.url.path) == ["library.sqlite"])
     }
@@ -234,7 +234,7 @@ private struct BodyFailure: Error, Equatable {
     // MARK: Levels
 
     @Test func alreadyAppliedLevelSkipsTheBody() throws {
-        try store.updateRecord(of: "library") { $0.baseline = "2.0" }
+        try store.updateRecord(of: "library") { $0.setBaseline("2.0") }
         var ran = false
         #expect(try store.apply(sqliteStep("1.1") { _ in ran = true }) == .alreadyApplied(level: "2.0"))
         #expect(try store.apply(sqliteStep("2.0") { _ in ran = true }) == .alreadyApplied(level: "2.0"))
@@ -248,7 +248,7 @@ private struct BodyFailure: Error, Equatable {
         try applyInitialSchema(to: store)
         #expect(try store.apply(sqliteStep("3", manager: "search") { _ in }).isApplied)
         try store.updateRecord(of: "library") { $0.appVersion = "2.0" }
-        try store.updateRecord(of: "thumbnails") { $0.baseline = "1.2.5" }
+        try store.updateRecord(of: "thumbnails") { $0.setBaseline("1.2.5") }
         let states = try store.states()
         #expect(states == [
             "library": LevelState(level: "1.0", appVersion: "2.0"),
@@ -262,7 +262,7 @@ private struct BodyFailure: Error, Equatable {
     }
 
     @Test func levelThatIsNotAVersionIsUnreadableNotEmpty() throws {
-        try store.updateRecord(of: "library") { $0.baseline = "1.0" }
+        try store.updateRecord(of: "library") { $0.setBaseline("1.0") }
         let other = try scratch.openDatabase("library.sqlite")
         try other.execute("UPDATE store_migrations_levels SET level = '1.0beta'")
         let error = try #require(#expect(throws: MigrationError.self) { _ = try store.readRecords() })

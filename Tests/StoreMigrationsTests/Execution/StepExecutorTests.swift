@@ -115,4 +115,22 @@ import TestSupport
         let record = try #require(try store.readRecords()["m"])
         #expect(record.appliedVersions == ["2"] && record.inProgress.isEmpty)
     }
+
+    /// A baseline at or above a resumable step's progress covers it: the step counts as applied,
+    /// so its cursor is done with, in every store (file and SQL stores dropped it when they read
+    /// it back; the in-memory store kept it until the soak of issue 26 found it).
+    @Test func aBaselineCoveringAStepPartWayDropsItsProgress() throws {
+        let store = Self.store()
+        func batch(_ log: inout [String], _ request: BatchRequest) -> BatchResult {
+            let start = request.cursor.flatMap(Int.init) ?? 0
+            return .more(cursor: String(start + 10), processed: 10, total: 30)
+        }
+        let stopped = try StepExecutor.migrateInBatches(
+            "2", of: "m", in: store, source: StepSource(run: StoppingRun(), step: 0), size: .fixed(10), batch)
+        guard case .stoppedShort = stopped else { Issue.record("not stopped between batches: \(stopped)"); return }
+        #expect(try StepExecutor.baseline("3", of: "m", in: store) == .applied(level: "3"))
+        let record = try #require(try store.readRecords()["m"])
+        #expect(record.inProgress.isEmpty, "\(record)")
+        #expect(record.baseline == "3" && record.isApplied("2"))
+    }
 }

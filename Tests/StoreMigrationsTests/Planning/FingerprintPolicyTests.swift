@@ -91,4 +91,25 @@ import TestSupport
             #expect(try library.record().applied[0].fingerprint == MigrationFingerprint(of: "guid text"))
         }
     }
+
+    /// Edited migrations are listed by version, the applied and the part-way ones together: a
+    /// deferred resumable `1.1` part-way below an applied `1.2` comes first (the soak of issue 26
+    /// found them listed applied first).
+    @Test func changesAreListedByVersionWhetherAppliedOrPartWay() throws {
+        let store = Store([], name: "library store")
+        try store.updateRecord(of: "library") { record in
+            record.markApplied("1.2", fingerprint: MigrationFingerprint(of: "1.2 as applied"))
+            record.setProgress(StepProgress(
+                version: "1.1", cursor: "10", done: 10, batches: 1, elapsed: 0, fingerprint: MigrationFingerprint(of: "1.1 as begun")))
+        }
+        let coordinator = MigrationCoordinator(appVersion: "1.2")
+        let library = try coordinator.manager("library", store: store)
+        library.registerResumable("1.1", deferred: true, options: .named("fill guids", fingerprint: "1.1 edited")) { _, _ in
+            .finished(processed: 0)
+        }
+        library.register("1.2", options: .named("index guids", fingerprint: "1.2 edited")) { _ in }
+        let changes = try coordinator.plan().managers[0].changedFingerprints
+        #expect(changes.map(\.migration.version) == ["1.1", "1.2"], "\(changes)")
+        #expect(changes.map(\.isInProgress) == [true, false])
+    }
 }

@@ -102,7 +102,7 @@ import TestSupport
         registerLogging(["0.5", "1"], on: try coordinator.manager("skipped", store: skippedStore), dependsOn: ["1": [failed.migration("2")]])
         // writer@1's body plays another process that migrates "raced" to 2 first.
         let writer = try coordinator.manager("writer", store: writerStore)
-        writer.register("1") { _ in try racedStore.updateRecord(of: "raced") { $0.baseline = "2" } }
+        writer.register("1") { _ in try racedStore.updateRecord(of: "raced") { $0.setBaseline("2") } }
         registerLogging(["1", "2"], on: try coordinator.manager("raced", store: racedStore), dependsOn: ["1": [writer.migration("1")]])
         let baseline = try coordinator.manager("baseline", store: Store([]))
         baseline.firstLaunchPolicy = .baseline

@@ -71,7 +71,7 @@ import Glibc
     }
 
     @Test func anAppliedLevelSkipsTheBody() throws {
-        try store().updateRecord(of: "thumbnails") { $0.baseline = "2.0" }
+        try store().updateRecord(of: "thumbnails") { $0.setBaseline("2.0") }
         let marker = try Data(contentsOf: markerURL)
         var ran = false
         let outcome = try store().apply(storeMigration("thumbnails", "1.5") { (_: inout CacheDirectory) in ran = true })
@@ -101,7 +101,7 @@ import Glibc
 
     @Test(arguments: [FileStoreError.Operation.createTemporaryFile, .write, .synchronize, .replace])
     func aFailedMarkerWriteKeepsTheOldMarkerAndLeavesNoTemporaryFile(operation: FileStoreError.Operation) throws {
-        try store().updateRecord(of: "thumbnails") { $0.baseline = "1" }
+        try store().updateRecord(of: "thumbnails") { $0.setBaseline("1") }
         let marker = try Data(contentsOf: markerURL)
         let error = #expect(throws: FileStoreError.self) {
             try store(faults: .failing(operation)).apply(storeMigration("thumbnails", "2") { (_: inout CacheDirectory) in })
@@ -135,7 +135,7 @@ import Glibc
         let error = #expect(throws: CacheStoreError.self) {
             try store().apply(storeMigration("thumbnails", "1") { (_: inout CacheDirectory) in ran = true })
         }
-        #expect(throws: CacheStoreError.self) { try store().updateRecord(of: "thumbnails") { $0.baseline = "1" } }
+        #expect(throws: CacheStoreError.self) { try store().updateRecord(of: "thumbnails") { $0.setBaseline("1") } }
         #expect(throws: CacheStoreError.self) { try store().rebuild(resetting: "thumbnails") }
 
         guard case let .invalidMarker(file, _, migration)? = error else {
@@ -174,8 +174,8 @@ import Glibc
 
     @Test func rebuildRemovesEverythingButTheMarkerAndForgetsOnlyThatManager() throws {
         try seed(["a.png", "sub/b.png", ".hidden"])
-        try store().updateRecord(of: "thumbnails") { $0.baseline = "9" }
-        try store().updateRecord(of: "other") { $0.baseline = "1" }
+        try store().updateRecord(of: "thumbnails") { $0.setBaseline("9") }
+        try store().updateRecord(of: "other") { $0.setBaseline("1") }
 
         let cache = store()
         #expect(cache.isRebuildable)
@@ -222,7 +222,7 @@ import Glibc
     }
 
     @Test func filesListsFilesRecursivelyWithoutTheStoresOwn() throws {
-        try store().updateRecord(of: "thumbnails") { $0.baseline = "1" }
+        try store().updateRecord(of: "thumbnails") { $0.setBaseline("1") }
         try seed(["b.png", "a/x.jpg", "a/deeper/y.jpg", ".hidden", "a/.store-migrations.json"])
         try FileManager.default.createDirectory(at: directory.appendingPathComponent("empty"), withIntermediateDirectories: true)
         try Data().write(to: directory.appendingPathComponent("..store-migrations.json.1234.tmp"))
@@ -235,7 +235,7 @@ import Glibc
     }
 
     @Test func removeAllKeepsOnlyTheStoresOwnFiles() throws {
-        try store().updateRecord(of: "thumbnails") { $0.baseline = "1" }
+        try store().updateRecord(of: "thumbnails") { $0.setBaseline("1") }
         try seed(["b.png", "a/x.jpg", ".hidden"])
         try directoryHandle().removeAll()
         #expect(try everything() == [".store-migrations.json"])
@@ -282,7 +282,7 @@ import Glibc
 
     @Test(arguments: ["/etc/passwd", "../outside", "a/../../outside", "", ".", ".store-migrations.json", ".store-migrations.lock", "./.store-migrations.json/x"])
     func helpersRefusePathsOutsideTheDirectoryOrIntoTheStoresFiles(path: String) throws {
-        try store().updateRecord(of: "thumbnails") { $0.baseline = "1" }
+        try store().updateRecord(of: "thumbnails") { $0.setBaseline("1") }
         try seed(["a.png"])
         let before = try everything()
         let cache = try directoryHandle()

@@ -183,7 +183,7 @@ import Glibc
             try store().apply(storeMigration("settings", "1.1") { (_: inout Preferences) in ran = true })
         }
         #expect(throws: PreferencesStoreError.self) {
-            try store().updateRecord(of: "settings") { $0.baseline = "9" }
+            try store().updateRecord(of: "settings") { $0.setBaseline("9") }
         }
 
         guard case let .unreadableFile(file, format, _, migration)? = applied else {
@@ -297,7 +297,7 @@ import Glibc
         #expect(error?.migration == .migration(manager: "settings", version: "1"))
         #expect(!ran)
         #expect(throws: FileStoreError.self) {
-            try store(lockTimeout: .zero).updateRecord(of: "settings") { $0.baseline = "1" }
+            try store(lockTimeout: .zero).updateRecord(of: "settings") { $0.setBaseline("1") }
         }
         #expect(!FileManager.default.fileExists(atPath: url.path))
 
@@ -341,7 +341,7 @@ import Glibc
 
     @Test func updateStateRecordsLevelsWithoutTouchingData() throws {
         try write(#"{"theme": "dark"}"#)
-        try store().updateRecord(of: "settings") { $0.baseline = "1.2" }
+        try store().updateRecord(of: "settings") { $0.setBaseline("1.2") }
         try store().updateRecord(of: "settings") { $0.appVersion = "2.0" }
         #expect(try store().states() == ["settings": LevelState(level: "1.2", appVersion: "2.0")])
         #expect(try store().read() == Preferences(["theme": "dark"]))
@@ -356,12 +356,12 @@ import Glibc
         #expect(!FileManager.default.fileExists(atPath: url.path))
         try write(#"{"StoreMigrations.levels":{"settings":{"level":"1"}}}"#)
         let before = try bytes()
-        try store().updateRecord(of: "settings") { $0.baseline = "1.0" }
+        try store().updateRecord(of: "settings") { $0.setBaseline("1.0") }
         #expect(try bytes() == before)
     }
 
     @Test func aBaselineOnAMissingFileCreatesIt() throws {
-        try store().updateRecord(of: "settings") { $0.baseline = "1.1" }
+        try store().updateRecord(of: "settings") { $0.setBaseline("1.1") }
         #expect(try store().states() == ["settings": LevelState(level: "1.1")])
         #expect(try store().read() == Preferences())
     }

@@ -250,7 +250,7 @@ import TestSupport
     // MARK: Policies
 
     @Test func aNewerDomainIsRefusedIgnoredOrNotReset() throws {
-        try store().updateRecord(of: "settings") { $0.baseline = "3.0" }
+        try store().updateRecord(of: "settings") { $0.setBaseline("3.0") }
         let before = try fileBytes()
         let ran = TestLog()
         var (coordinator, settings) = try coordinator("2.0", versions: ["1.0", "2.0"], ran: ran)
