@@ -1,0 +1,78 @@
+import Foundation
+import Testing
+import StoreMigrations
+import StoreMigrationsSQLite
+import TestSupport
+
+/// Development mode on a SQLite database: an edited migration empties the file in place (tables,
+/// indexes, views, triggers and the record tables gone) and the replay builds it again.
+@Suite struct SQLiteEraseTests {
+    private func launch(_ url: URL, column: String) throws -> MigrationCoordinator {
+        let coordinator = MigrationCoordinator(appVersion: "1.1")
+        coordinator.developmentMode = .eraseOnFingerprintChange
+        let library = try coordinator.manager("library", store: SQLiteStore(url: url))
+        let create = "CREATE TABLE note (id INTEGER PRIMARY KEY, \(column) TEXT)"
+        library.register("1.0", options: .named("create notes", fingerprint: create)) { db in
+            try db.execute(create)
+            try db.execute("INSERT INTO note (\(column)) VALUES ('written by the \(column) body')")
+        }
+        library.register("1.1") { db in
+            try db.execute("CREATE TABLE tag (id INTEGER PRIMARY KEY, note_id INTEGER REFERENCES note(id))")
+            try db.execute("CREATE INDEX tag_on_note ON tag (note_id)")
+        }
+        return coordinator
+    }
+
+    private func schema(_ url: URL) throws -> [String] {
+        let store = SQLiteStore(url: url)
+        defer { store.close() }
+        return try store.read { db in
+            try db.rows("SELECT type || ' ' || name AS object FROM sqlite_master WHERE name NOT LIKE 'sqlite%' ORDER BY type, name").map { try $0["object"] }
+        }
+    }
+
+    @Test func anEditedMigrationEmptiesTheDatabaseAndTheReplayRebuildsIt() throws {
+        let scratch = try TemporaryFolder()
+        let url = scratch.file("library.sqlite")
+        try launch(url, column: "title").run()
+        // What the app added beside the migrations: gone with the rest.
+        let app = SQLiteStore(url: url)
+        try app.write { db in
+            try db.execute("CREATE TABLE draft (id INTEGER PRIMARY KEY AUTOINCREMENT, note_id INTEGER REFERENCES note(id))")
+            try db.execute("INSERT INTO draft (note_id) VALUES (1)")
+            try db.execute("CREATE VIEW titles AS SELECT title FROM note")
+            try db.execute("CREATE TRIGGER note_deleted AFTER DELETE ON note BEGIN DELETE FROM draft; END")
+            try db.execute("PRAGMA user_version = 7")
+        }
+
+        let coordinator = try launch(url, column: "body")
+        #expect(try coordinator.plan().managers[0].developmentErase?.map(\.migration.version) == ["1.0"])
+        #expect(try schema(url).contains("view titles"), "planning erases nothing")
+        try coordinator.run()
+
+        let rebuilt = try schema(url)
+        #expect(rebuilt == [
+            "index tag_on_note", "table note", "table store_migrations_history", "table store_migrations_levels", "table tag",
+        ])
+        try app.read { db in
+            let columns: [String] = try db.rows("SELECT name FROM pragma_table_info('note')").map { try $0["name"] }
+            #expect(columns == ["id", "body"])
+            #expect(try db.scalar("SELECT body FROM note", as: String.self) == "written by the body body")
+            #expect(try db.scalar("PRAGMA user_version", as: Int.self) == 0)
+            // SQLite keeps the table of AUTOINCREMENT counters, without the dropped table's row.
+            #expect(try db.scalar("SELECT count(*) FROM sqlite_sequence", as: Int.self) == 0)
+            #expect(try db.scalar("SELECT count(*) FROM store_migrations_history", as: Int.self) == 2)
+        }
+        app.close()
+        #expect(try coordinator.plan().isUpToDate)
+    }
+
+    @Test func anUneditedDatabaseKeepsItsData() throws {
+        let scratch = try TemporaryFolder()
+        let url = scratch.file("library.sqlite")
+        try launch(url, column: "title").run()
+        let before = try schema(url)
+        try launch(url, column: "title").run()
+        #expect(try schema(url) == before)
+    }
+}
