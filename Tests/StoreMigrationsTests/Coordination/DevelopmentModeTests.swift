@@ -49,13 +49,25 @@ import TestSupport
         #expect(try coordinator.plan().managers[0].developmentErase == nil)
     }
 
+    /// The erased store held data, so the replay runs every migration even where a fresh store
+    /// would be baselined.
+    @Test func theReplayIgnoresABaselineFirstLaunchPolicy() throws {
+        let store = Store([], name: "library store")
+        try launch(store, fingerprint: "v1").coordinator.run()
+        let (coordinator, library) = try launch(store, fingerprint: "v2")
+        library.firstLaunchPolicy = .baseline
+        try coordinator.run()
+        #expect(store.contents == ["1.0 v2", "1.1"])
+    }
+
     @Test func nothingIsErasedWhenNoFingerprintChanged() throws {
         let store = Store([], name: "library store")
         try launch(store, fingerprint: "v1").coordinator.run()
+        try store.transaction { _, log in log.append("user data") }
         let (coordinator, _) = try launch(store, fingerprint: "v1", appVersion: "1.2")
         #expect(try coordinator.plan().managers[0].developmentErase == nil)
         try coordinator.run()
-        #expect(store.contents == ["1.0 v1", "1.1", "1.2"])
+        #expect(store.contents == ["1.0 v1", "1.1", "user data", "1.2"])
     }
 
     @Test func offLeavesTheEditToTheFingerprintPolicy() throws {
@@ -133,13 +145,14 @@ import TestSupport
             return coordinator
         }
         try launch("v1", appVersion: "1.0").run()
+        try settingsStore.transaction { _, log in log.append("user data") }
         let coordinator = try launch("v2", appVersion: "1.1")
         let plan = try coordinator.plan()
         #expect(plan.managers.map { $0.developmentErase != nil } == [true, false])
         #expect(plan.steps.map(\.description) == ["library@1.0 (create notes)", "settings@1.1 after library@1.0"])
         try coordinator.run()
         #expect(libraryStore.contents == ["1.0 v2"])
-        #expect(settingsStore.contents == ["settings 1.0", "settings 1.1"])
+        #expect(settingsStore.contents == ["settings 1.0", "user data", "settings 1.1"])
     }
 
     @Test func aPreferencesFileLosesTheOldDataAndGetsTheNew() throws {
