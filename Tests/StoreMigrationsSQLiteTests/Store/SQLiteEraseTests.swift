@@ -23,8 +23,9 @@ import TestSupport
         return coordinator
     }
 
+    /// Read without switching the database to WAL, which would let a reader not block a commit.
     private func schema(_ url: URL) throws -> [String] {
-        let store = SQLiteStore(url: url)
+        let store = SQLiteStore(url: url, journalMode: .keep)
         defer { store.close() }
         return try store.read { db in
             try db.rows("SELECT type || ' ' || name AS object FROM sqlite_master WHERE name NOT LIKE 'sqlite%' ORDER BY type, name").map { try $0["object"] }
@@ -65,6 +66,34 @@ import TestSupport
         }
         app.close()
         #expect(try coordinator.plan().isUpToDate)
+    }
+
+    /// An erase whose commit cannot happen (a reader holds the rollback journal's shared lock
+    /// past the busy timeout) rolls back whole: the schema, the data and the records stay.
+    @Test func anEraseThatCannotCommitLeavesTheDatabaseAsItWas() throws {
+        let scratch = try TemporaryFolder()
+        let url = scratch.file("library.sqlite")
+        let coordinator = MigrationCoordinator(appVersion: "1.0")
+        let library = try coordinator.manager("library", store: SQLiteStore(url: url, journalMode: .keep))
+        library.register("1.0") { db in
+            try db.execute("CREATE TABLE note (id INTEGER PRIMARY KEY, title TEXT)")
+            try db.execute("INSERT INTO note (title) VALUES ('kept')")
+        }
+        try coordinator.run()
+        let before = try schema(url)
+        let eraser = SQLiteStore(url: url, busyTimeout: 0.2, journalMode: .keep)
+        let reader = SQLiteStore(url: url, journalMode: .keep)
+        let error = try reader.read { db -> SQLiteError? in
+            _ = try db.scalar("SELECT count(*) FROM note", as: Int.self)
+            return #expect(throws: SQLiteError.self) { try eraser.erase(TransactionRequest()) }
+        }
+        #expect(error?.isBusy == true)
+        eraser.close()
+        reader.close()
+        #expect(try schema(url) == before)
+        #expect(try library.record().level == "1.0")
+        let title = try SQLiteStore(url: url, journalMode: .keep).read { db in try db.scalar("SELECT title FROM note", as: String.self) }
+        #expect(title == "kept")
     }
 
     @Test func anUneditedDatabaseKeepsItsData() throws {

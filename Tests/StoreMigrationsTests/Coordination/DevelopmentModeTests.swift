@@ -179,6 +179,37 @@ import TestSupport
             == [MigrationFingerprint(of: "appearance"), nil])
     }
 
+    /// An erase that fails at the file's replacement, as a crash before the rename would, leaves
+    /// the file byte for byte as it was: records and preferences together.
+    @Test func aPreferencesEraseThatFailsLeavesTheFileAsItWas() throws {
+        let scratch = try TemporaryFolder()
+        let url = scratch.url.appendingPathComponent("settings.json")
+        let coordinator = MigrationCoordinator(appVersion: "1.0")
+        let settings = try coordinator.manager("settings", store: PreferencesStore(url: url))
+        settings.register("1.0") { prefs in try prefs.set("dark", for: "theme") }
+        try coordinator.run()
+        let before = try Data(contentsOf: url)
+        let failing = PreferencesStore(url: url, format: .json, lockTimeout: .seconds(30), faults: .failing(.replace))
+        #expect(throws: FileStoreError.self) { try failing.erase(TransactionRequest()) }
+        #expect(try Data(contentsOf: url) == before)
+        #expect(try settings.record().level == "1.0")
+    }
+
+    /// The cache's records go first: a marker that cannot be written leaves every file, with the
+    /// records that account for them.
+    @Test func aCacheEraseWhoseMarkerFailsRemovesNothing() throws {
+        let scratch = try TemporaryFolder()
+        let directory = scratch.url.appendingPathComponent("thumbnails")
+        let coordinator = MigrationCoordinator(appVersion: "1.0")
+        let thumbs = try coordinator.manager("thumbnails", store: CacheStore(directory: directory))
+        thumbs.register("1.0") { cache in try Data().write(to: cache.url.appendingPathComponent("small")) }
+        try coordinator.run()
+        let failing = CacheStore(directory: directory, lockTimeout: .seconds(30), faults: .failing(.replace))
+        #expect(throws: FileStoreError.self) { try failing.erase(TransactionRequest()) }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { !$0.hasPrefix(".") } == ["small"])
+        #expect(try thumbs.record().level == "1.0")
+    }
+
     @Test func aCacheDirectoryIsEmptiedRecordsFirst() throws {
         let scratch = try TemporaryFolder()
         let directory = scratch.url.appendingPathComponent("thumbnails")
