@@ -9,6 +9,10 @@ public enum DevelopmentModeError: Error, Sendable, Hashable, CustomStringConvert
     /// The store cannot be erased: it is not an ``ErasableStore`` (a PostgreSQL database, shared
     /// by other developers and services, is not).
     case eraseNotSupported(store: String, change: FingerprintChange)
+    /// The store's erase threw (`reason`, its error's text): a lock another process held past the
+    /// store's timeout, a file that could not be written. The store is as it was or erased, never
+    /// part-way (``ErasableStore``), and nothing was migrated.
+    case eraseFailed(store: String, change: FingerprintChange, reason: String)
 
     public var description: String {
         switch self {
@@ -20,6 +24,10 @@ public enum DevelopmentModeError: Error, Sendable, Hashable, CustomStringConvert
             return "Development mode would erase \(store) because \(change), but the store cannot "
                 + "be erased. Nothing was erased or migrated. Restore the migration's text as it was "
                 + "applied, or recreate the store by hand and launch again."
+        case let .eraseFailed(store, change, reason):
+            return "Development mode could not erase \(store), erased because \(change): "
+                + "\(reason.quotableInSentence). Nothing was migrated; the store is as it was or empty. "
+                + "Close what else holds the store, then launch again."
         }
     }
 

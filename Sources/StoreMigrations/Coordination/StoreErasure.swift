@@ -42,7 +42,16 @@ struct StoreErasure {
     }
 
     /// Erases every store, in store order; a throw leaves the stores not reached yet as they were.
+    ///
+    /// - Throws: ``DevelopmentModeError/eraseFailed(store:change:reason:)``.
     func erase() throws {
-        for index in stores.keys.sorted() { try stores[index]!.store.erase(TransactionRequest()) }
+        for index in stores.keys.sorted() {
+            let (store, changes) = stores[index]!
+            do {
+                try store.erase(TransactionRequest())
+            } catch {
+                throw DevelopmentModeError.eraseFailed(store: store.description, change: changes[0], reason: "\(error)")
+            }
+        }
     }
 }

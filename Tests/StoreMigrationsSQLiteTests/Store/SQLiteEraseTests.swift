@@ -96,6 +96,39 @@ import TestSupport
         #expect(title == "kept")
     }
 
+    /// The same blocked commit in a run: a typed error naming the store and the edited migration,
+    /// and nothing migrated.
+    @Test func aRunWhoseEraseFailsSaysWhichStoreAndWhy() throws {
+        let scratch = try TemporaryFolder()
+        let url = scratch.file("library.sqlite")
+        func launch(_ create: String) throws -> MigrationCoordinator {
+            let coordinator = MigrationCoordinator(appVersion: "1.0")
+            coordinator.developmentMode = .eraseOnFingerprintChange
+            let library = try coordinator.manager("library", store: SQLiteStore(url: url, busyTimeout: 0.2, journalMode: .keep))
+            library.register("1.0", options: .named("create notes", fingerprint: create)) { db in try db.execute(create) }
+            return coordinator
+        }
+        try launch("CREATE TABLE note (id INTEGER PRIMARY KEY)").run()
+        let before = try schema(url)
+        let coordinator = try launch("CREATE TABLE note (id INTEGER PRIMARY KEY, title TEXT)")
+        let reader = SQLiteStore(url: url, journalMode: .keep)
+        let error = try reader.read { db -> DevelopmentModeError? in
+            _ = try db.scalar("SELECT count(*) FROM note", as: Int.self)
+            return #expect(throws: DevelopmentModeError.self) { try coordinator.run() }
+        }
+        reader.close()
+        guard case .eraseFailed(let store, let change, let reason) = error else {
+            Issue.record("expected eraseFailed, got \(String(describing: error))")
+            return
+        }
+        #expect(store == SQLiteStore(url: url).description)
+        #expect(change.migration.description == "library@1.0")
+        #expect(reason.contains("SQLITE_BUSY"))
+        #expect(error?.description.hasSuffix("Nothing was migrated; the store is as it was or empty. "
+            + "Close what else holds the store, then launch again.") == true)
+        #expect(try schema(url) == before)
+    }
+
     @Test func anUneditedDatabaseKeepsItsData() throws {
         let scratch = try TemporaryFolder()
         let url = scratch.file("library.sqlite")

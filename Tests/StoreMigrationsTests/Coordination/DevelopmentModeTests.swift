@@ -179,6 +179,25 @@ import TestSupport
             == [MigrationFingerprint(of: "appearance"), nil])
     }
 
+    /// A suite named by an absolute path in a temporary folder, as `UserDefaultsStoreTests` do,
+    /// keeps the test away from the user's defaults.
+    @Test func aUserDefaultsSuiteLosesTheOldKeysAndGetsTheNew() throws {
+        let scratch = try TemporaryFolder()
+        let suite = scratch.file("com.example.notes").path
+        func launch(_ key: String) throws -> MigrationCoordinator {
+            let coordinator = MigrationCoordinator(appVersion: "1.0")
+            coordinator.developmentMode = .eraseOnFingerprintChange
+            let settings = try coordinator.manager("settings", store: UserDefaultsStore(suiteName: suite))
+            settings.register("1.0", options: .named("theme", fingerprint: key)) { prefs in
+                try prefs.set("dark", for: PreferenceKeyPath([key]))
+            }
+            return coordinator
+        }
+        try launch("theme").run()
+        try launch("appearance").run()
+        #expect(try UserDefaultsStore(suiteName: suite).read().keys == ["appearance"])
+    }
+
     /// An erase that fails at the file's replacement, as a crash before the rename would, leaves
     /// the file byte for byte as it was: records and preferences together.
     @Test func aPreferencesEraseThatFailsLeavesTheFileAsItWas() throws {
