@@ -1,9 +1,9 @@
 /// Plans written by an earlier release decode: every field added since the first release
 /// (a store created by its first step, deferred, post-deploy and in-progress migrations, late
 /// migrations' names, edited migrations and their policy, held post-deploy steps, a development
-/// mode's erase) reads as
-/// its "nothing of the kind" value when its key is missing, and a plan kept as JSON by a
-/// deployment tool or a test fixture is still read after the library is upgraded.
+/// mode's erase) reads as its "nothing of the kind" value when its key is missing, and a plan
+/// kept as JSON by a deployment tool or a test fixture is still read after the library is
+/// upgraded.
 extension MigrationPlan {
     enum CodingKeys: String, CodingKey {
         case appVersion, managers, steps, diagnostics, postDeploySteps
