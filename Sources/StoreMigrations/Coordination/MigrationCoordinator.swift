@@ -36,6 +36,7 @@ public final class MigrationCoordinator: @unchecked Sendable {
     private var deferredWorkPolicy: DeferredWork = .background(qos: .utility)
     private var dependentsPolicy: DependentsOfDeferredPolicy = .wait
     private var background: MigrationRunHandle?
+    private var development: DevelopmentMode = .off
 
     /// Creates a coordinator for the app at `appVersion`, such as `"2.0"` or a build number.
     public init(appVersion: Version) {
@@ -82,6 +83,20 @@ public final class MigrationCoordinator: @unchecked Sendable {
     public var dependentsOfDeferred: DependentsOfDeferredPolicy {
         get { lock.withLock { dependentsPolicy } }
         set { lock.withLock { dependentsPolicy = newValue } }
+    }
+
+    /// What a run does with a store on which a migration that already ran was edited: erase it
+    /// and replay every migration, in debug builds (``DevelopmentMode/eraseOnFingerprintChange``).
+    /// Defaults to ``DevelopmentMode/off``.
+    ///
+    /// ```swift
+    /// #if DEBUG
+    /// coordinator.developmentMode = .eraseOnFingerprintChange
+    /// #endif
+    /// ```
+    public var developmentMode: DevelopmentMode {
+        get { lock.withLock { development } }
+        set { lock.withLock { development = newValue } }
     }
 
     /// The background run of the work the last launch left, while it is running or once it ended;
@@ -338,7 +353,7 @@ public final class MigrationCoordinator: @unchecked Sendable {
         let startedAt = Date()
         let clockStart = ContinuousClock.now
         let progress = Progress(totalUnitCount: 0)
-        let planned: (executable: ExecutablePlan, managers: [ManagerDefinition])
+        let planned: (executable: ExecutablePlan, managers: [ManagerDefinition], erasure: StoreErasure)
         let (maxConcurrent, failurePolicy, userObserver) = lock.withLock { (self.maxConcurrent, onFailure, eventObserver) }
         let observer: (@Sendable (MigrationEvent) -> Void)?
         if let handle, handle.recordsEvents {
@@ -352,6 +367,8 @@ public final class MigrationCoordinator: @unchecked Sendable {
         do {
             planned = try executablePlan(targets: targets, postDeploy: postDeploy)
             if let refusal = planned.executable.plan.blockingErrors.first { throw refusal }
+            if let refusal = planned.erasure.refusal { throw refusal }
+            try planned.erasure.erase()
         } catch {
             // The run's progress may already be a child of the caller's: finish it.
             progress.totalUnitCount = 1
@@ -392,8 +409,12 @@ public final class MigrationCoordinator: @unchecked Sendable {
         lock.withLock { managers }
     }
 
-    private func executablePlan(targets: [MigrationReference]?, postDeploy: Bool) throws -> (executable: ExecutablePlan, managers: [ManagerDefinition]) {
-        let (registered, dependentsPolicy) = lock.withLock { (managers, self.dependentsPolicy) }
+    /// With a ``developmentMode`` that erases, the stores it would erase are planned again as
+    /// if erased: no records, every migration pending.
+    private func executablePlan(
+        targets: [MigrationReference]?, postDeploy: Bool
+    ) throws -> (executable: ExecutablePlan, managers: [ManagerDefinition], erasure: StoreErasure) {
+        let (registered, dependentsPolicy, mode) = lock.withLock { (managers, self.dependentsPolicy, development) }
         let definitions = registered.map { $0.definition() }
         let graph = try MigrationGraph(managers: definitions.map(\.graphManager), appVersion: appVersion)
         var storeIndex: [StoreIdentity: Int] = [:]
@@ -424,10 +445,39 @@ public final class MigrationCoordinator: @unchecked Sendable {
                 hasHook: definition.hasHook, postDeploy: definition.postDeploy, resumable: definition.resumable))
         }
         var executable = try MigrationPlanner.plan(graph, inputs: inputs, targets: targets, postDeploy: postDeploy)
+        var erasure = StoreErasure()
+        if mode.erasesStores {
+            erasure = StoreErasure(
+                plan: executable.plan, storeIndices: inputs.map(\.storeIndex), storesByManager: registered.map(\.migratedStore), mode: mode)
+        }
+        if !erasure.stores.isEmpty {
+            executable = try planErased(erasure, graph: graph, inputs: inputs, targets: targets, postDeploy: postDeploy)
+        }
         if definitions.contains(where: { $0.deferred.contains(true) }) {
             Deferral.apply(to: &executable, registered: definitions.map(\.deferred), policy: dependentsPolicy)
         }
-        return (executable, definitions)
+        return (executable, definitions, erasure)
+    }
+
+    /// Plans again with the stores `erasure` erases as they will be: no records, every migration
+    /// pending from the first whatever the first-launch policy, since they held data before.
+    private func planErased(
+        _ erasure: StoreErasure, graph: MigrationGraph, inputs: [PlanningInput], targets: [MigrationReference]?, postDeploy: Bool
+    ) throws -> ExecutablePlan {
+        let erased = inputs.map { input in
+            guard erasure.stores[input.storeIndex] != nil else { return input }
+            return PlanningInput(
+                store: input.store, storeIndex: input.storeIndex, storeIsMissing: false, isRebuildable: input.isRebuildable,
+                record: MigrationRecord(), newerStorePolicy: input.newerStorePolicy, latePolicy: input.latePolicy,
+                names: input.names, fingerprints: input.fingerprints, fingerprintPolicy: input.fingerprintPolicy,
+                firstLaunch: .runAll, hasHook: input.hasHook, postDeploy: input.postDeploy, resumable: input.resumable)
+        }
+        var executable = try MigrationPlanner.plan(graph, inputs: erased, targets: targets, postDeploy: postDeploy)
+        for (index, store) in erasure.stores {
+            let positions = inputs.indices.filter { inputs[$0].storeIndex == index }
+            executable.plan.setDevelopmentErase(store.changes, forManagersAt: positions)
+        }
+        return executable
     }
 
     private final class ResultBox: @unchecked Sendable {

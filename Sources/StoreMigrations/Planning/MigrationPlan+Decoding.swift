@@ -1,8 +1,9 @@
 /// Plans written by an earlier release decode: every field added since the first release
 /// (a store created by its first step, deferred, post-deploy and in-progress migrations, late
-/// migrations' names, edited migrations and their policy, held post-deploy steps) reads as
-/// its "nothing of the kind" value when its key is missing, and a plan kept as JSON by a
-/// deployment tool or a test fixture is still read after the library is upgraded.
+/// migrations' names, edited migrations and their policy, held post-deploy steps, a development
+/// mode's erase) reads as its "nothing of the kind" value when its key is missing, and a plan
+/// kept as JSON by a deployment tool or a test fixture is still read after the library is
+/// upgraded.
 extension MigrationPlan {
     enum CodingKeys: String, CodingKey {
         case appVersion, managers, steps, diagnostics, postDeploySteps
@@ -21,7 +22,7 @@ extension MigrationPlan {
 extension MigrationPlan.Manager {
     enum CodingKeys: String, CodingKey {
         case name, store, createsStore, level, firstLaunch, newerStore, pending, late, lateNames, latePolicy, ahead
-        case deferred, postDeploy, heldBehindPostDeploy, inProgress, changedFingerprints, fingerprintPolicy
+        case deferred, postDeploy, heldBehindPostDeploy, inProgress, changedFingerprints, fingerprintPolicy, developmentErase
     }
 
     public init(from decoder: any Decoder) throws {
@@ -43,5 +44,6 @@ extension MigrationPlan.Manager {
         inProgress = try container.decodeIfPresent([StepProgress].self, forKey: .inProgress) ?? []
         changedFingerprints = try container.decodeIfPresent([FingerprintChange].self, forKey: .changedFingerprints) ?? []
         fingerprintPolicy = try container.decodeIfPresent(FingerprintPolicy.self, forKey: .fingerprintPolicy) ?? .warn
+        developmentErase = try container.decodeIfPresent([FingerprintChange].self, forKey: .developmentErase)
     }
 }

@@ -63,12 +63,18 @@ public struct MigrationPlan: Sendable, Hashable, Codable, CustomStringConvertibl
         public let changedFingerprints: [FingerprintChange]
         /// What happens to ``changedFingerprints``.
         public let fingerprintPolicy: FingerprintPolicy
+        /// When ``/StoreMigrations/DevelopmentMode/eraseOnFingerprintChange`` erases the manager's
+        /// store before the run: the edited migrations that make it (of any manager of the store).
+        /// Every migration is then pending, replayed from the first; `nil` when the store is not
+        /// erased.
+        public internal(set) var developmentErase: [FingerprintChange]?
 
         /// The manager's line of the plan's text: `library (…): level 1.0, pending 1.1, 2.0; ahead 2.1`.
         public var description: String {
             var line = "\(name) (\(store)): level \(level?.description ?? "none")"
             if let firstLaunch { line += ", first launch (\(firstLaunch.rawValue))" }
             if createsStore { line += ", store does not exist: its first step creates it" }
+            if developmentErase != nil { line += ", store erased first (development mode)" }
             if let newerStore { line += ", newer than the app (\(newerStore.rawValue))" }
             line += pending.isEmpty ? ", nothing pending" : ", pending " + pending.map(\.description).joined(separator: ", ")
             if !late.isEmpty {
@@ -166,6 +172,11 @@ public struct MigrationPlan: Sendable, Hashable, Codable, CustomStringConvertibl
         postDeploySteps = heldSteps
     }
 
+    /// Marks the managers at `positions` as on a store development mode erases for `changes`.
+    mutating func setDevelopmentErase(_ changes: [FingerprintChange], forManagersAt positions: [Int]) {
+        for position in positions { managers[position].developmentErase = changes }
+    }
+
     mutating func setDeferred(_ deferred: [[Version]]) {
         for index in managers.indices { managers[index].deferred = deferred[index] }
     }
@@ -187,6 +198,7 @@ public struct MigrationPlan: Sendable, Hashable, Codable, CustomStringConvertibl
             lines.append("  \(manager)")
             lines += manager.inProgress.map { "    in progress \($0)" }
             lines += manager.changedFingerprints.map { "    edited since applied (\(manager.fingerprintPolicy.rawValue)): \($0)" }
+            lines += (manager.developmentErase ?? []).map { "    edited since applied (erases the store): \($0)" }
         }
         for (index, wave) in waves.enumerated() {
             // From 0, as `PlannedStep.wave` in the JSON and the `waves` array count them.

@@ -47,3 +47,13 @@ public final class AnyMigrationStore<Content>: MigrationStore {
         try base.rebuild(&content)
     }
 }
+
+/// A store that stands for another, whatever its content type: how the coordinator finds what
+/// the wrapped store can do beyond ``MigrationStore`` (``ErasableStore``).
+protocol WrappingStore {
+    var wrapped: any MigrationStore { get }
+}
+
+extension AnyMigrationStore: WrappingStore {
+    var wrapped: any MigrationStore { base }
+}

@@ -23,6 +23,8 @@ public final class InMemoryStore<Value: Sendable>: MigrationStore, @unchecked Se
     @exclusivity(unchecked) private var value: Value
     @exclusivity(unchecked) private var records: [String: MigrationRecord]
     private let rebuiltValue: Value?
+    /// What ``erase(_:)`` leaves: the value the store was created with.
+    private let initialValue: Value
     private let name: String
     /// When set, ``readRecords()`` throws it: stands in for an unreadable store in tests.
     var readFailure: (any Error)?
@@ -42,6 +44,7 @@ public final class InMemoryStore<Value: Sendable>: MigrationStore, @unchecked Se
         rebuiltValue: Value? = nil
     ) {
         self.value = value
+        initialValue = value
         self.rebuiltValue = rebuiltValue
         self.records = records
         self.name = name
@@ -80,5 +83,15 @@ public final class InMemoryStore<Value: Sendable>: MigrationStore, @unchecked Se
             throw MigrationError.resetNotSupported(manager: "", store: name)
         }
         content = rebuiltValue
+    }
+}
+
+extension InMemoryStore: ErasableStore {
+    /// Forgets every record and puts back the value the store was created with, in one step.
+    public func erase(_ request: TransactionRequest) throws {
+        lock.withLock {
+            records = [:]
+            value = initialValue
+        }
     }
 }

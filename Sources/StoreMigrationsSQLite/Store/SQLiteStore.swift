@@ -721,3 +721,39 @@ extension Database: SQLRecordConnection {
         })
     }
 }
+
+extension SQLiteStore: ErasableStore {
+    /// Empties the database in place, in one `IMMEDIATE` transaction: the record tables first,
+    /// then every trigger, view, table and index, and `user_version` back to 0. A crash leaves
+    /// the database as it was or empty, never content without records.
+    ///
+    /// The file is kept, with its journal mode, rather than deleted with its `-wal` and `-shm`
+    /// files: a connection the app still holds open would go on writing to a deleted file, where
+    /// here it sees the empty schema at its next statement.
+    public func erase(_ request: TransactionRequest) throws {
+        try withConnection(request) { db in
+            // A dropped table would otherwise delete, or refuse to lose, the rows others refer to;
+            // SQLite ignores the pragma inside a transaction, hence around it.
+            try db.setPragmaFlag("foreign_keys", false)
+            defer { try? db.setPragmaFlag("foreign_keys", true) }
+            try inWriteTransaction(db, creatingStoreTables: false) {
+                var statements = [Self.levelsTable, Self.historyTable].map { "DROP TABLE IF EXISTS \(Database.quoted($0))" }
+                // Triggers and views before the tables they name, a virtual table before its
+                // shadow tables; an index goes with its table (IF EXISTS: already gone).
+                let objects = try db.rows("""
+                    SELECT type, name FROM sqlite_master
+                    WHERE type IN ('trigger', 'view', 'table', 'index') AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'
+                    ORDER BY CASE WHEN type = 'trigger' THEN 0 WHEN type = 'view' THEN 1
+                        WHEN sql LIKE 'CREATE VIRTUAL%' THEN 2 WHEN type = 'table' THEN 3 ELSE 4 END
+                    """)
+                for object in objects {
+                    let type: String = try object["type"]
+                    let name: String = try object["name"]
+                    statements.append("DROP \(type.uppercased()) IF EXISTS \(Database.quoted(name))")
+                }
+                statements.append("PRAGMA user_version = 0")
+                try db.execute(statements.joined(separator: ";\n"))
+            }
+        }
+    }
+}

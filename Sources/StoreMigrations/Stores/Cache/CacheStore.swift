@@ -36,7 +36,7 @@ import Foundation
 /// `Thumbnails/`), so that a body that removes and recreates the directory never lets a second
 /// process in while the step runs. A missing directory is an empty store with no records, created
 /// on the first step. The store is rebuildable: the ``NewerStorePolicy/reset`` policy empties it.
-public final class CacheStore: MigrationStore {
+public final class CacheStore: ErasableStore {
     /// What a migration body works on.
     public typealias Content = CacheDirectory
 
@@ -134,6 +134,18 @@ public final class CacheStore: MigrationStore {
     /// Removes everything in the directory but the store's own files.
     public func rebuild(_ content: inout CacheDirectory) throws {
         try content.removeAll()
+    }
+
+    /// Under the lock: forgets every record, then removes everything in the directory but the
+    /// store's own files. The records go first: a crash part-way leaves files of a cache that
+    /// reads as never migrated, which the replay's migrations find as a first launch would.
+    public func erase(_ request: TransactionRequest) throws {
+        try locked(request) {
+            var contents = try readMarker()
+            if contents.records.update(to: [:]) { try writeMarker(contents) }
+            try createDirectory()
+            try CacheDirectory(url: directory, store: description, migration: nil).removeAll()
+        }
     }
 
     /// The marker's contents: the records, and any other keys a newer release wrote, kept as is.

@@ -217,3 +217,14 @@ public final class PreferencesStore: MigrationStore {
         return try FileLock.withStoreLock(url: lockURL, store: description, timeout: lockTimeout, guarding: file, waiting: request, body)
     }
 }
+
+extension PreferencesStore: ErasableStore {
+    /// Empties the preferences and forgets every record in one transaction: one atomic write, so
+    /// a crash leaves the store as it was or erased.
+    public func erase(_ request: TransactionRequest) throws {
+        try transaction(request) { records, preferences in
+            records = [:]
+            preferences = Preferences()
+        }
+    }
+}

@@ -264,3 +264,14 @@ public final class UserDefaultsStore: MigrationStore {
         #endif
     }
 }
+
+extension UserDefaultsStore: ErasableStore {
+    /// Empties the preferences and forgets every record in one transaction: one atomic write, so
+    /// a crash leaves the store as it was or erased.
+    public func erase(_ request: TransactionRequest) throws {
+        try transaction(request) { records, preferences in
+            records = [:]
+            preferences = Preferences()
+        }
+    }
+}
