@@ -22,8 +22,10 @@ import StoreMigrations
 ///   tenant could not be planned or would be refused.
 /// - `plan [--json] [--post-deploy]`: the fleet's plan (``/StoreMigrations/FleetPlan``): the
 ///   pending steps grouped across the fleet, `842 tenants: orders@2.0, orders@2.1`.
-/// - `migrate [--tenants N] [--canary K | --canary-group NAME] [--max-failures F] [--post-deploy]
-///   [--dry-run] [--yes]`: migrates every tenant not up to date, writing a progress line as the
+/// - `migrate [--tenants N] [--connections M] [--canary K | --canary-group NAME] [--max-failures F]
+///   [--post-deploy] [--dry-run] [--yes]`: migrates every tenant not up to date, at most `N` at
+///   once sharing at most `M` connections to each database
+///   (``/StoreMigrations/FleetRunOptions/maxConnections``), writing a progress line as the
 ///   fleet advances, each failure as it happens, and a summary naming the failed tenants.
 ///
 /// Results go to standard output, errors to standard error; the exit codes are those of

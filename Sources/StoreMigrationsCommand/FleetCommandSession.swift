@@ -20,7 +20,8 @@ struct FleetCommandSession {
             case .status: return "status [--check]"
             case .plan: return "plan [--json] [--post-deploy]"
             case .migrate:
-                return "migrate [--tenants N] [--canary K | --canary-group NAME] [--max-failures F] [--post-deploy] [--dry-run] [--yes]"
+                return "migrate [--tenants N] [--connections M] [--canary K | --canary-group NAME] [--max-failures F] [--post-deploy] "
+                    + "[--dry-run] [--yes]"
             }
         }
 
@@ -34,6 +35,7 @@ struct FleetCommandSession {
             case .migrate:
                 return [
                     ("--tenants N", "At most N tenants at once (default: the number of processors)."),
+                    ("--connections M", "At most M connections to each database, shared by the tenants at once (default: the source's)."),
                     ("--canary K", "Migrate the first K tenants first; the rest only if none of them failed."),
                     ("--canary-group NAME", "Migrate the tenants of group NAME first; the rest only if none of them failed."),
                     ("--max-failures F", "Stop starting tenants after more than F failures (a number, or a share such as 5%)."),
@@ -86,9 +88,12 @@ struct FleetCommandSession {
             let parsed = try CommandArguments(
                 arguments, subcommand: name,
                 flags: ["--post-deploy": "post-deploy", "--dry-run": "dry-run", "--yes": "yes", "-y": "yes"],
-                valued: ["--tenants", "--canary", "--canary-group", "--max-failures"])
+                valued: ["--tenants", "--connections", "--canary", "--canary-group", "--max-failures"])
             try Self.expectNoPositional(parsed, name)
             let options = try Self.runOptions(parsed, subcommand: name)
+            if options.maxConnections != nil, !(fleet.tenants is any ConnectionCappedTenantSource) {
+                throw CommandUsageError.connectionCapNotKept(source: fleet.tenants.description, subcommand: name)
+            }
             return try migrate(options, dryRun: parsed.flags.contains("dry-run"), confirmed: parsed.flags.contains("yes"))
         }
     }
@@ -102,6 +107,9 @@ struct FleetCommandSession {
         var options = FleetRunOptions(postDeploy: parsed.flags.contains("post-deploy"))
         if let text = parsed.values["--tenants"]?.last {
             options.maxTenantsInFlight = try positive(text, option: "--tenants", example: "--tenants 8", subcommand: subcommand)
+        }
+        if let text = parsed.values["--connections"]?.last {
+            options.maxConnections = try positive(text, option: "--connections", example: "--connections 4", subcommand: subcommand)
         }
         let canaryCount = parsed.values["--canary"]?.last, canaryGroup = parsed.values["--canary-group"]?.last
         if canaryCount != nil, canaryGroup != nil {

@@ -51,6 +51,22 @@ final class CommandFleet: Sendable {
     func contents(_ key: String) -> [String] { stores[key]!.contents }
 }
 
+/// A list of tenants that keeps a cap on connections (8 of its own), recording each cap it is given.
+struct CappedTenants: ConnectionCappedTenantSource {
+    let keys: [String]
+    let caps = Locked<[Int]>([])
+
+    var description: String { "the capped tenants" }
+
+    func makeTenantIterator() throws -> TenantList.Iterator { TenantList(keys: keys).makeTenantIterator() }
+
+    func capConnections(perDatabase cap: Int) -> Int? {
+        let replaced = caps.value.last ?? 8
+        caps.value.append(cap)
+        return replaced
+    }
+}
+
 /// A source that cannot be listed.
 struct UnreadableSource: TenantSource {
     var description: String { "the missing tenants table" }
@@ -233,6 +249,15 @@ struct UnreadableSource: TenantSource {
         }
     }
 
+    @Test func migrateGivesItsCapOnConnectionsToTheSourceForTheRun() throws {
+        let fleet = CommandFleet(["a", "b"])
+        let source = CappedTenants(keys: ["a", "b"])
+        let (code, _, errors) = fleet.run("migrate --tenants 2 --connections 3", tenants: source)
+        #expect(code == .success && errors.isEmpty)
+        #expect(source.caps.value == [3, 8])
+        #expect(fleet.contents("a") == ["orders@2.0", "orders@2.1"] && fleet.contents("b") == ["orders@2.0", "orders@2.1"])
+    }
+
     @Test func helpExitsZeroAndListsTheExitCodes() {
         let fleet = CommandFleet(["a"])
         let (code, output, errors) = fleet.run("--help")
@@ -255,7 +280,9 @@ struct UnreadableSource: TenantSource {
         ("migrate --canary 2 --canary-group eu", "'migrate' takes --canary or --canary-group, not both; choose one", "app fleet migrate --help"),
         ("migrate --max-failures 120%", "'migrate --max-failures' takes a whole number of at least 0 or a share from 0% to 100%, not '120%'; give one such as --max-failures 3 or --max-failures 5%", "app fleet migrate --help"),
         ("migrate --max-failures", "'migrate --max-failures' needs a value", "app fleet migrate --help"),
-        ("migrate --connections 4", "'migrate' has no option '--connections'; see its options with 'migrate --help'", "app fleet migrate --help"),
+        ("migrate --connections 0", "'migrate --connections' takes a whole number of at least 1, not '0'; give one such as --connections 4", "app fleet migrate --help"),
+        ("migrate --connections 4", "'migrate --connections' cannot be kept: the stores of a list of 2 tenants share no connections; "
+            + "leave it out and bound the connections with --tenants", "app fleet migrate --help"),
         ("migrate now", "'migrate' takes no argument 'now'; see its usage with 'migrate --help'", "app fleet migrate --help"),
         ("plan --dot", "'plan' has no option '--dot'; see its options with 'plan --help'", "app fleet plan --help"),
         ("status --check=yes", "'status' has no option '--check=yes'; see its options with 'status --help'", "app fleet status --help"),
