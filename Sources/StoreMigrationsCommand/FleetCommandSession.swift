@@ -17,7 +17,7 @@ struct FleetCommandSession {
 
         var synopsis: String {
             switch self {
-            case .status: return "status [--check]"
+            case .status: return "status [--check] [--post-deploy]"
             case .plan: return "plan [--json] [--post-deploy]"
             case .migrate:
                 return "migrate [--tenants N] [--connections M] [--canary K | --canary-group NAME] [--max-failures F] [--post-deploy] "
@@ -29,7 +29,10 @@ struct FleetCommandSession {
             let postDeploy = ("--post-deploy", "Include the post-deploy migrations: once no process of the previous version serves.")
             switch self {
             case .status:
-                return [("--check", "Exit with 3 while any tenant has steps to run (post-deploy ones included), 1 if one failed.")]
+                return [
+                    ("--check", "Exit with 3 while a tenant has steps a start-up would run, 1 if one cannot be planned."),
+                    ("--post-deploy", "With --check, exit with 3 for tenants whose post-deploy steps wait too."),
+                ]
             case .plan:
                 return [("--json", "The plan as JSON."), postDeploy]
             case .migrate:
@@ -55,12 +58,13 @@ struct FleetCommandSession {
             command: name, purpose: "Migrates the tenants of \(fleet.tenants) to app version \(fleet.appVersion).",
             subcommands: Subcommand.allCases.map { ($0.rawValue, $0.summary) },
             exitCodes: [
-                "  0  success; for status --check, every tenant up to date",
+                "  0  success; for status --check, no tenant has steps a start-up would run",
                 "  1  migrate: a tenant failed, the failure budget was spent or the canary wave failed;",
                 "     status --check: a tenant could not be planned or would be refused;",
                 "     any subcommand: the tenants could not be listed",
                 "  2  bad arguments; nothing was read or run",
-                "  3  status --check: tenants wait (steps to run, post-deploy ones included)",
+                "  3  status --check: tenants have steps a start-up would run (with --post-deploy:",
+                "     or post-deploy steps wait)",
                 "  4  migrate: the confirmation was declined; nothing was run",
             ])
     }
@@ -69,9 +73,9 @@ struct FleetCommandSession {
         let name = subcommand.rawValue
         switch subcommand {
         case .status:
-            let parsed = try CommandArguments(arguments, subcommand: name, flags: ["--check": "check"])
+            let parsed = try CommandArguments(arguments, subcommand: name, flags: ["--check": "check", "--post-deploy": "post-deploy"])
             try Self.expectNoPositional(parsed, name)
-            return try status(check: parsed.flags.contains("check"))
+            return try status(check: parsed.flags.contains("check"), postDeploy: parsed.flags.contains("post-deploy"))
         case .plan:
             let parsed = try CommandArguments(arguments, subcommand: name, flags: ["--json": "json", "--post-deploy": "post-deploy"])
             try Self.expectNoPositional(parsed, name)
@@ -146,7 +150,9 @@ struct FleetCommandSession {
         return .failures(count)
     }
 
-    private func status(check: Bool) throws -> FleetCommand.ExitCode {
+    /// `check` gates a rollout as `migrate status --check` does: it fails only for tenants with
+    /// steps a start-up would run, unless `postDeploy` asks that the post-deploy steps be done too.
+    private func status(check: Bool, postDeploy: Bool) throws -> FleetCommand.ExitCode {
         let plan = try fleet.plan()
         let held = plan.held.reduce(0) { $0 + $1.tenants }
         var lines = ["Tenants of \(fleet.tenants), to app version \(plan.appVersion): \(plan.tenants)"]
@@ -178,7 +184,7 @@ struct FleetCommandSession {
                 + "fix the cause shown for each, then check again.\n")
             return .failure
         }
-        return plan.toMigrate == 0 && held == 0 ? .success : .pending
+        return plan.toMigrate == 0 && (!postDeploy || held == 0) ? .success : .pending
     }
 
     private func migrate(_ options: FleetRunOptions, dryRun: Bool, confirmed: Bool) throws -> FleetCommand.ExitCode {

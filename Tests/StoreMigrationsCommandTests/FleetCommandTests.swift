@@ -25,17 +25,30 @@ final class CommandFleet: Sendable {
 
     func fleet(tenants: (any TenantSource)? = nil) -> MigrationFleet {
         let source = tenants ?? TenantList(keys.map { Tenant($0, group: groups[$0]) })
-        return MigrationFleet(appVersion: "2.1", tenants: source) { [stores, failing, unplannable] tenant, coordinator in
-            if unplannable.value.contains(tenant.key) { throw TestFailure(message: "no store for \(tenant.key)") }
-            let orders = try coordinator.manager("orders", store: stores[tenant.key]!)
-            for version: Version in ["2.0", "2.1"] {
-                orders.register(version) { applied in
-                    if version == "2.1", failing.value.contains(tenant.key) { throw TestFailure(message: "boom in \(tenant.key)") }
-                    applied.append("orders@\(version)")
-                }
-            }
-            orders.register("2.1-1", options: .postDeploy) { applied in applied.append("orders@2.1-1") }
+        return MigrationFleet(appVersion: "2.1", tenants: source) { [self] tenant, coordinator in
+            try register(tenant, on: coordinator)
         }
+    }
+
+    /// The fleet's template: registers `tenant`'s manager on `coordinator`.
+    func register(_ tenant: Tenant, on coordinator: MigrationCoordinator) throws {
+        if unplannable.value.contains(tenant.key) { throw TestFailure(message: "no store for \(tenant.key)") }
+        let orders = try coordinator.manager("orders", store: stores[tenant.key]!)
+        for version: Version in ["2.0", "2.1"] {
+            orders.register(version) { [failing] applied in
+                if version == "2.1", failing.value.contains(tenant.key) { throw TestFailure(message: "boom in \(tenant.key)") }
+                applied.append("orders@\(version)")
+            }
+        }
+        orders.register("2.1-1", options: .postDeploy) { applied in applied.append("orders@2.1-1") }
+    }
+
+    /// `arguments` run by the migrate command of `key`'s coordinator, made as the fleet makes it.
+    func runMigrationCommand(_ arguments: String, tenant key: String) throws -> MigrationCommand.ExitCode {
+        let coordinator = MigrationCoordinator(appVersion: "2.1")
+        try register(Tenant(key), on: coordinator)
+        return MigrationCommand(coordinator: coordinator, commandName: "app migrations").run(
+            arguments: arguments.split(separator: " ").map(String.init), console: RecordingConsole().console(isTerminal: false))
     }
 
     func run(
@@ -98,15 +111,33 @@ struct UnreadableSource: TenantSource {
 
         #expect(fleet.run("migrate").0 == .success)
         let (held, heldOutput, _) = fleet.run("status --check")
-        #expect(held == .pending, "the post-deploy steps still wait")
+        #expect(held == .success, "only post-deploy steps wait: ready for the rollout, as 'migrate status --check' says")
+        #expect(fleet.run("status --check --post-deploy").0 == .pending, "the post-deploy steps still wait")
         #expect(heldOutput.contains("  up to date:  3\n  to migrate:  0\n  held:        3 (post-deploy steps)\n"))
         #expect(heldOutput.contains("Levels:\n  orders 2.1: 3 tenants (a, b, c)\n"))
 
         #expect(fleet.run("migrate --post-deploy").0 == .success)
-        let (done, doneOutput, _) = fleet.run("status --check")
+        let (done, doneOutput, _) = fleet.run("status --check --post-deploy")
         #expect(done == .success)
         #expect(doneOutput.hasSuffix("  failed:      0\nLevels:\n  orders 2.1-1: 3 tenants (a, b, c)\nUp to date.\n"))
         for key in fleet.keys { #expect(fleet.contents(key) == ["orders@2.0", "orders@2.1", "orders@2.1-1"]) }
+    }
+
+    /// At each stage of a release (nothing run, start-up steps run, post-deploy steps run), the
+    /// fleet's `status --check` exits as the migrate command's does on a tenant's coordinator,
+    /// with and without `--post-deploy`.
+    @Test func fleetStatusCheckExitsAsMigrateStatusCheckDoes() throws {
+        let fleet = CommandFleet(["a"])
+        var codes: [MigrationCommand.ExitCode] = []
+        for stage in ["", "migrate", "migrate --post-deploy"] {
+            if !stage.isEmpty { #expect(fleet.run(stage).0 == .success) }
+            for check in ["status --check", "status --check --post-deploy"] {
+                let fleetCode = fleet.run(check).0
+                #expect(fleetCode == (try fleet.runMigrationCommand(check, tenant: "a")), "\(check) after '\(stage)'")
+                codes.append(fleetCode)
+            }
+        }
+        #expect(codes == [.pending, .pending, .success, .pending, .success, .success])
     }
 
     @Test func statusCheckExitsOneAndNamesATenantThatCannotBePlanned() {
@@ -263,7 +294,7 @@ struct UnreadableSource: TenantSource {
         let (code, output, errors) = fleet.run("--help")
         #expect(code == .success && errors.isEmpty)
         #expect(output.hasPrefix("USAGE: app fleet <subcommand> [options]\n\nMigrates the tenants of a list of 1 tenant to app version 2.1.\n"))
-        #expect(output.contains("  3  status --check: tenants wait (steps to run, post-deploy ones included)\n"))
+        #expect(output.contains("  3  status --check: tenants have steps a start-up would run (with --post-deploy:\n"))
         for subcommand in FleetCommandSession.Subcommand.allCases {
             let (subcode, suboutput, _) = fleet.run("\(subcommand.rawValue) --help")
             #expect(subcode == .success && suboutput.hasPrefix("USAGE: app fleet \(subcommand.synopsis)\n"))
