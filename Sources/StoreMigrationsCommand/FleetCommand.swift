@@ -17,7 +17,9 @@ import StoreMigrations
 /// Subcommands (each takes `--help`):
 /// - `status [--check] [--post-deploy]`: how many tenants are up to date, to migrate, held for
 ///   the deployment (post-deploy steps), part way (resumable steps, how far) or failed (named,
-///   with the error), and each manager's levels across the fleet. `--check` exits as
+///   with the error), and each manager's levels across the fleet; for a fleet shared by workers
+///   (``/StoreMigrations/FleetClaims``), who did what (``/StoreMigrations/FleetStatus``), the
+///   same from any machine. `--check` exits as
 ///   ``MigrationCommand``'s does: with ``MigrationCommand/ExitCode/pending`` while a tenant has
 ///   steps a start-up would run (so that a pipeline gates its rollout on it while post-deploy
 ///   steps wait), with `--post-deploy` also while a tenant's post-deploy steps wait, and with

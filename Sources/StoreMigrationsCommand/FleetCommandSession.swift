@@ -9,7 +9,9 @@ struct FleetCommandSession {
 
         var summary: String {
             switch self {
-            case .status: return "Show how many tenants are up to date, to migrate, held, in progress or failed, and the managers' levels."
+            case .status:
+                return "Show how many tenants are up to date, to migrate, held, in progress or failed, the managers' levels, "
+                    + "and who did what when workers share the fleet."
             case .plan: return "Show the fleet's pending steps, grouped across its tenants, without running anything."
             case .migrate: return "Migrate every tenant that is not up to date."
             }
@@ -177,6 +179,8 @@ struct FleetCommandSession {
         }
         if plan.failed > 0 { next.append("\(Self.tenants(plan.failed)) failed: see why above") }
         lines.append(next.isEmpty ? "Up to date." : next.joined(separator: "; ") + ".")
+        // Who did what, when workers share the fleet: read from the claims, the same from any machine.
+        if fleet.claims != nil { lines.append(try fleet.status().description) }
         console.output(lines.joined(separator: "\n") + "\n")
         guard check else { return .success }
         if plan.failed > 0 {

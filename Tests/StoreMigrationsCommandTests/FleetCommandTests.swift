@@ -80,6 +80,16 @@ struct CappedTenants: ConnectionCappedTenantSource {
     }
 }
 
+/// Claims whose status says five tenants were migrated, by no worker named.
+struct FixedClaims: FleetClaims {
+    var description: String { "fixed claims" }
+    func claim(_ tenant: Tenant, appVersion: Version) throws -> FleetClaim { .claimed }
+    func release(_ tenant: Tenant, appVersion: Version, result: FleetClaimResult) throws {}
+    func status(appVersion: Version) throws -> FleetStatus {
+        FleetStatus(appVersion: appVersion, migrated: 5, failed: 0, running: 0, interrupted: 0, workers: [], entries: [])
+    }
+}
+
 /// A source that cannot be listed.
 struct UnreadableSource: TenantSource {
     var description: String { "the missing tenants table" }
@@ -138,6 +148,24 @@ struct UnreadableSource: TenantSource {
             }
         }
         #expect(codes == [.pending, .pending, .success, .pending, .success, .success])
+    }
+
+    @Test func statusOfAFleetSharedByWorkersSaysWhoDidWhat() throws {
+        let fleet = CommandFleet(["a", "b"])
+        let claims = FixedClaims()
+        let shared = MigrationFleet(appVersion: "2.1", tenants: TenantList(keys: fleet.keys), claims: claims) { tenant, coordinator in
+            try fleet.register(tenant, on: coordinator)
+        }
+        let recorder = RecordingConsole()
+        let code = FleetCommand(fleet: shared, commandName: "app fleet").run(
+            arguments: ["status"], console: recorder.console(isTerminal: false))
+        #expect(code == .success)
+        #expect(recorder.output.hasSuffix("""
+            'app fleet migrate' migrates 2 tenants; 'app fleet migrate --post-deploy' runs the post-deploy steps of 2 tenants once the previous version is gone.
+            Fleet status to app version 2.1: 5 migrated, 0 failed, 0 running.
+
+            """))
+        #expect(fleet.run("status").1.contains("Fleet status") == false, "a fleet without claims has no one to name")
     }
 
     @Test func statusCheckExitsOneAndNamesATenantThatCannotBePlanned() {
