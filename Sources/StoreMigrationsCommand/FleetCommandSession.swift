@@ -178,7 +178,9 @@ struct FleetCommandSession {
             next.append("'\(name) migrate --post-deploy' runs the post-deploy steps of \(Self.tenants(held)) once the previous version is gone")
         }
         if plan.failed > 0 { next.append("\(Self.tenants(plan.failed)) failed: see why above") }
-        lines.append(next.isEmpty ? "Up to date." : next.joined(separator: "; ") + ".")
+        let summary = next.isEmpty ? "Up to date." : next.joined(separator: "; ") + "."
+        // As `migrate status` says it: only post-deploy steps wait, which `--check` passes.
+        lines.append(plan.toMigrate == 0 && held > 0 ? "Ready for start-ups: " + summary : summary)
         // Who did what, when workers share the fleet: read from the claims, the same from any machine.
         if fleet.claims != nil { lines.append(try fleet.status().description) }
         console.output(lines.joined(separator: "\n") + "\n")

@@ -124,7 +124,8 @@ struct UnreadableSource: TenantSource {
         #expect(held == .success, "only post-deploy steps wait: ready for the rollout, as 'migrate status --check' says")
         #expect(fleet.run("status --check --post-deploy").0 == .pending, "the post-deploy steps still wait")
         #expect(heldOutput.contains("  up to date:  3\n  to migrate:  0\n  held:        3 (post-deploy steps)\n"))
-        #expect(heldOutput.contains("Levels:\n  orders 2.1: 3 tenants (a, b, c)\n"))
+        #expect(heldOutput.hasSuffix("Levels:\n  orders 2.1: 3 tenants (a, b, c)\nReady for start-ups: 'app fleet migrate --post-deploy' "
+            + "runs the post-deploy steps of 3 tenants once the previous version is gone.\n"))
 
         #expect(fleet.run("migrate --post-deploy").0 == .success)
         let (done, doneOutput, _) = fleet.run("status --check --post-deploy")
