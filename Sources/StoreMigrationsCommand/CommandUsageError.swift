@@ -17,6 +17,8 @@ enum CommandUsageError: Error, Equatable, CustomStringConvertible {
     /// A number the option needs (`expected` says which, such as "a whole number of at least 1"),
     /// given as `text`; `example` is a valid use.
     case invalidNumber(option: String, text: String, expected: String, example: String, subcommand: String)
+    /// `--connections` given for a fleet whose tenant source shares no connections to cap.
+    case connectionCapNotKept(source: String, subcommand: String)
 
     var description: String {
         switch self {
@@ -42,6 +44,9 @@ enum CommandUsageError: Error, Equatable, CustomStringConvertible {
             return "no manager is named '\(name)'; see the managers with 'status'"
         case let .invalidNumber(option, text, expected, example, subcommand):
             return "'\(subcommand) \(option)' takes \(expected), not '\(text)'; give one such as \(example)"
+        case let .connectionCapNotKept(source, subcommand):
+            return "'\(subcommand) --connections' cannot be kept: the stores of \(source) share no connections; "
+                + "leave it out and bound the connections with --tenants"
         }
     }
 }

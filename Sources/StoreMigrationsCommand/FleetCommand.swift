@@ -15,15 +15,21 @@ import StoreMigrations
 /// ```
 ///
 /// Subcommands (each takes `--help`):
-/// - `status [--check]`: how many tenants are up to date, to migrate, held for the deployment
-///   (post-deploy steps), part way (resumable steps, how far) or failed (named, with the error),
-///   and each manager's levels across the fleet. `--check` exits with ``MigrationCommand/ExitCode/pending`` while
-///   any tenant has steps to run, post-deploy ones included, and with ``MigrationCommand/ExitCode/failure`` when a
-///   tenant could not be planned or would be refused.
+/// - `status [--check] [--post-deploy]`: how many tenants are up to date, to migrate, held for
+///   the deployment (post-deploy steps), part way (resumable steps, how far) or failed (named,
+///   with the error), and each manager's levels across the fleet; for a fleet shared by workers
+///   (``/StoreMigrations/FleetClaims``), who did what (``/StoreMigrations/FleetStatus``), the
+///   same from any machine. `--check` exits as
+///   ``MigrationCommand``'s does: with ``MigrationCommand/ExitCode/pending`` while a tenant has
+///   steps a start-up would run (so that a pipeline gates its rollout on it while post-deploy
+///   steps wait), with `--post-deploy` also while a tenant's post-deploy steps wait, and with
+///   ``MigrationCommand/ExitCode/failure`` when a tenant could not be planned or would be refused.
 /// - `plan [--json] [--post-deploy]`: the fleet's plan (``/StoreMigrations/FleetPlan``): the
 ///   pending steps grouped across the fleet, `842 tenants: orders@2.0, orders@2.1`.
-/// - `migrate [--tenants N] [--canary K | --canary-group NAME] [--max-failures F] [--post-deploy]
-///   [--dry-run] [--yes]`: migrates every tenant not up to date, writing a progress line as the
+/// - `migrate [--tenants N] [--connections M] [--canary K | --canary-group NAME] [--max-failures F]
+///   [--post-deploy] [--dry-run] [--yes]`: migrates every tenant not up to date, at most `N` at
+///   once sharing at most `M` connections to each database
+///   (``/StoreMigrations/FleetRunOptions/maxConnections``), writing a progress line as the
 ///   fleet advances, each failure as it happens, and a summary naming the failed tenants.
 ///
 /// Results go to standard output, errors to standard error; the exit codes are those of

@@ -9,7 +9,9 @@ struct FleetCommandSession {
 
         var summary: String {
             switch self {
-            case .status: return "Show how many tenants are up to date, to migrate, held, in progress or failed, and the managers' levels."
+            case .status:
+                return "Show how many tenants are up to date, to migrate, held, in progress or failed, the managers' levels, "
+                    + "and who did what when workers share the fleet."
             case .plan: return "Show the fleet's pending steps, grouped across its tenants, without running anything."
             case .migrate: return "Migrate every tenant that is not up to date."
             }
@@ -17,10 +19,11 @@ struct FleetCommandSession {
 
         var synopsis: String {
             switch self {
-            case .status: return "status [--check]"
+            case .status: return "status [--check] [--post-deploy]"
             case .plan: return "plan [--json] [--post-deploy]"
             case .migrate:
-                return "migrate [--tenants N] [--canary K | --canary-group NAME] [--max-failures F] [--post-deploy] [--dry-run] [--yes]"
+                return "migrate [--tenants N] [--connections M] [--canary K | --canary-group NAME] [--max-failures F] [--post-deploy] "
+                    + "[--dry-run] [--yes]"
             }
         }
 
@@ -28,12 +31,16 @@ struct FleetCommandSession {
             let postDeploy = ("--post-deploy", "Include the post-deploy migrations: once no process of the previous version serves.")
             switch self {
             case .status:
-                return [("--check", "Exit with 3 while any tenant has steps to run (post-deploy ones included), 1 if one failed.")]
+                return [
+                    ("--check", "Exit with 3 while a tenant has steps a start-up would run, 1 if one cannot be planned."),
+                    ("--post-deploy", "With --check, exit with 3 for tenants whose post-deploy steps wait too."),
+                ]
             case .plan:
                 return [("--json", "The plan as JSON."), postDeploy]
             case .migrate:
                 return [
                     ("--tenants N", "At most N tenants at once (default: the number of processors)."),
+                    ("--connections M", "At most M connections to each database, shared by the tenants at once (default: the source's)."),
                     ("--canary K", "Migrate the first K tenants first; the rest only if none of them failed."),
                     ("--canary-group NAME", "Migrate the tenants of group NAME first; the rest only if none of them failed."),
                     ("--max-failures F", "Stop starting tenants after more than F failures (a number, or a share such as 5%)."),
@@ -53,12 +60,13 @@ struct FleetCommandSession {
             command: name, purpose: "Migrates the tenants of \(fleet.tenants) to app version \(fleet.appVersion).",
             subcommands: Subcommand.allCases.map { ($0.rawValue, $0.summary) },
             exitCodes: [
-                "  0  success; for status --check, every tenant up to date",
+                "  0  success; for status --check, no tenant has steps a start-up would run",
                 "  1  migrate: a tenant failed, the failure budget was spent or the canary wave failed;",
                 "     status --check: a tenant could not be planned or would be refused;",
                 "     any subcommand: the tenants could not be listed",
                 "  2  bad arguments; nothing was read or run",
-                "  3  status --check: tenants wait (steps to run, post-deploy ones included)",
+                "  3  status --check: tenants have steps a start-up would run (with --post-deploy:",
+                "     or post-deploy steps wait)",
                 "  4  migrate: the confirmation was declined; nothing was run",
             ])
     }
@@ -67,9 +75,9 @@ struct FleetCommandSession {
         let name = subcommand.rawValue
         switch subcommand {
         case .status:
-            let parsed = try CommandArguments(arguments, subcommand: name, flags: ["--check": "check"])
+            let parsed = try CommandArguments(arguments, subcommand: name, flags: ["--check": "check", "--post-deploy": "post-deploy"])
             try Self.expectNoPositional(parsed, name)
-            return try status(check: parsed.flags.contains("check"))
+            return try status(check: parsed.flags.contains("check"), postDeploy: parsed.flags.contains("post-deploy"))
         case .plan:
             let parsed = try CommandArguments(arguments, subcommand: name, flags: ["--json": "json", "--post-deploy": "post-deploy"])
             try Self.expectNoPositional(parsed, name)
@@ -86,9 +94,12 @@ struct FleetCommandSession {
             let parsed = try CommandArguments(
                 arguments, subcommand: name,
                 flags: ["--post-deploy": "post-deploy", "--dry-run": "dry-run", "--yes": "yes", "-y": "yes"],
-                valued: ["--tenants", "--canary", "--canary-group", "--max-failures"])
+                valued: ["--tenants", "--connections", "--canary", "--canary-group", "--max-failures"])
             try Self.expectNoPositional(parsed, name)
             let options = try Self.runOptions(parsed, subcommand: name)
+            if options.maxConnections != nil, !(fleet.tenants is any ConnectionCappedTenantSource) {
+                throw CommandUsageError.connectionCapNotKept(source: fleet.tenants.description, subcommand: name)
+            }
             return try migrate(options, dryRun: parsed.flags.contains("dry-run"), confirmed: parsed.flags.contains("yes"))
         }
     }
@@ -102,6 +113,9 @@ struct FleetCommandSession {
         var options = FleetRunOptions(postDeploy: parsed.flags.contains("post-deploy"))
         if let text = parsed.values["--tenants"]?.last {
             options.maxTenantsInFlight = try positive(text, option: "--tenants", example: "--tenants 8", subcommand: subcommand)
+        }
+        if let text = parsed.values["--connections"]?.last {
+            options.maxConnections = try positive(text, option: "--connections", example: "--connections 4", subcommand: subcommand)
         }
         let canaryCount = parsed.values["--canary"]?.last, canaryGroup = parsed.values["--canary-group"]?.last
         if canaryCount != nil, canaryGroup != nil {
@@ -138,7 +152,9 @@ struct FleetCommandSession {
         return .failures(count)
     }
 
-    private func status(check: Bool) throws -> FleetCommand.ExitCode {
+    /// `check` gates a rollout as `migrate status --check` does: it fails only for tenants with
+    /// steps a start-up would run, unless `postDeploy` asks that the post-deploy steps be done too.
+    private func status(check: Bool, postDeploy: Bool) throws -> FleetCommand.ExitCode {
         let plan = try fleet.plan()
         let held = plan.held.reduce(0) { $0 + $1.tenants }
         var lines = ["Tenants of \(fleet.tenants), to app version \(plan.appVersion): \(plan.tenants)"]
@@ -162,7 +178,11 @@ struct FleetCommandSession {
             next.append("'\(name) migrate --post-deploy' runs the post-deploy steps of \(Self.tenants(held)) once the previous version is gone")
         }
         if plan.failed > 0 { next.append("\(Self.tenants(plan.failed)) failed: see why above") }
-        lines.append(next.isEmpty ? "Up to date." : next.joined(separator: "; ") + ".")
+        let summary = next.isEmpty ? "Up to date." : next.joined(separator: "; ") + "."
+        // As `migrate status` says it: only post-deploy steps wait, which `--check` passes.
+        lines.append(plan.toMigrate == 0 && held > 0 ? "Ready for start-ups: " + summary : summary)
+        // Who did what, when workers share the fleet: read from the claims, the same from any machine.
+        if fleet.claims != nil { lines.append(try fleet.status().description) }
         console.output(lines.joined(separator: "\n") + "\n")
         guard check else { return .success }
         if plan.failed > 0 {
@@ -170,7 +190,7 @@ struct FleetCommandSession {
                 + "fix the cause shown for each, then check again.\n")
             return .failure
         }
-        return plan.toMigrate == 0 && held == 0 ? .success : .pending
+        return plan.toMigrate == 0 && (!postDeploy || held == 0) ? .success : .pending
     }
 
     private func migrate(_ options: FleetRunOptions, dryRun: Bool, confirmed: Bool) throws -> FleetCommand.ExitCode {

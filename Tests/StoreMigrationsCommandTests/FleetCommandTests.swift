@@ -25,17 +25,30 @@ final class CommandFleet: Sendable {
 
     func fleet(tenants: (any TenantSource)? = nil) -> MigrationFleet {
         let source = tenants ?? TenantList(keys.map { Tenant($0, group: groups[$0]) })
-        return MigrationFleet(appVersion: "2.1", tenants: source) { [stores, failing, unplannable] tenant, coordinator in
-            if unplannable.value.contains(tenant.key) { throw TestFailure(message: "no store for \(tenant.key)") }
-            let orders = try coordinator.manager("orders", store: stores[tenant.key]!)
-            for version: Version in ["2.0", "2.1"] {
-                orders.register(version) { applied in
-                    if version == "2.1", failing.value.contains(tenant.key) { throw TestFailure(message: "boom in \(tenant.key)") }
-                    applied.append("orders@\(version)")
-                }
-            }
-            orders.register("2.1-1", options: .postDeploy) { applied in applied.append("orders@2.1-1") }
+        return MigrationFleet(appVersion: "2.1", tenants: source) { [self] tenant, coordinator in
+            try register(tenant, on: coordinator)
         }
+    }
+
+    /// The fleet's template: registers `tenant`'s manager on `coordinator`.
+    func register(_ tenant: Tenant, on coordinator: MigrationCoordinator) throws {
+        if unplannable.value.contains(tenant.key) { throw TestFailure(message: "no store for \(tenant.key)") }
+        let orders = try coordinator.manager("orders", store: stores[tenant.key]!)
+        for version: Version in ["2.0", "2.1"] {
+            orders.register(version) { [failing] applied in
+                if version == "2.1", failing.value.contains(tenant.key) { throw TestFailure(message: "boom in \(tenant.key)") }
+                applied.append("orders@\(version)")
+            }
+        }
+        orders.register("2.1-1", options: .postDeploy) { applied in applied.append("orders@2.1-1") }
+    }
+
+    /// `arguments` run by the migrate command of `key`'s coordinator, made as the fleet makes it.
+    func runMigrationCommand(_ arguments: String, tenant key: String) throws -> MigrationCommand.ExitCode {
+        let coordinator = MigrationCoordinator(appVersion: "2.1")
+        try register(Tenant(key), on: coordinator)
+        return MigrationCommand(coordinator: coordinator, commandName: "app migrations").run(
+            arguments: arguments.split(separator: " ").map(String.init), console: RecordingConsole().console(isTerminal: false))
     }
 
     func run(
@@ -49,6 +62,32 @@ final class CommandFleet: Sendable {
     }
 
     func contents(_ key: String) -> [String] { stores[key]!.contents }
+}
+
+/// A list of tenants that keeps a cap on connections (8 of its own), recording each cap it is given.
+struct CappedTenants: ConnectionCappedTenantSource {
+    let keys: [String]
+    let caps = Locked<[Int]>([])
+
+    var description: String { "the capped tenants" }
+
+    func makeTenantIterator() throws -> TenantList.Iterator { TenantList(keys: keys).makeTenantIterator() }
+
+    func capConnections(perDatabase cap: Int) -> Int? {
+        let replaced = caps.value.last ?? 8
+        caps.value.append(cap)
+        return replaced
+    }
+}
+
+/// Claims whose status says five tenants were migrated, by no worker named.
+struct FixedClaims: FleetClaims {
+    var description: String { "fixed claims" }
+    func claim(_ tenant: Tenant, appVersion: Version) throws -> FleetClaim { .claimed }
+    func release(_ tenant: Tenant, appVersion: Version, result: FleetClaimResult) throws {}
+    func status(appVersion: Version) throws -> FleetStatus {
+        FleetStatus(appVersion: appVersion, migrated: 5, failed: 0, running: 0, interrupted: 0, workers: [], entries: [])
+    }
 }
 
 /// A source that cannot be listed.
@@ -82,15 +121,52 @@ struct UnreadableSource: TenantSource {
 
         #expect(fleet.run("migrate").0 == .success)
         let (held, heldOutput, _) = fleet.run("status --check")
-        #expect(held == .pending, "the post-deploy steps still wait")
+        #expect(held == .success, "only post-deploy steps wait: ready for the rollout, as 'migrate status --check' says")
+        #expect(fleet.run("status --check --post-deploy").0 == .pending, "the post-deploy steps still wait")
         #expect(heldOutput.contains("  up to date:  3\n  to migrate:  0\n  held:        3 (post-deploy steps)\n"))
-        #expect(heldOutput.contains("Levels:\n  orders 2.1: 3 tenants (a, b, c)\n"))
+        #expect(heldOutput.hasSuffix("Levels:\n  orders 2.1: 3 tenants (a, b, c)\nReady for start-ups: 'app fleet migrate --post-deploy' "
+            + "runs the post-deploy steps of 3 tenants once the previous version is gone.\n"))
 
         #expect(fleet.run("migrate --post-deploy").0 == .success)
-        let (done, doneOutput, _) = fleet.run("status --check")
+        let (done, doneOutput, _) = fleet.run("status --check --post-deploy")
         #expect(done == .success)
         #expect(doneOutput.hasSuffix("  failed:      0\nLevels:\n  orders 2.1-1: 3 tenants (a, b, c)\nUp to date.\n"))
         for key in fleet.keys { #expect(fleet.contents(key) == ["orders@2.0", "orders@2.1", "orders@2.1-1"]) }
+    }
+
+    /// At each stage of a release (nothing run, start-up steps run, post-deploy steps run), the
+    /// fleet's `status --check` exits as the migrate command's does on a tenant's coordinator,
+    /// with and without `--post-deploy`.
+    @Test func fleetStatusCheckExitsAsMigrateStatusCheckDoes() throws {
+        let fleet = CommandFleet(["a"])
+        var codes: [MigrationCommand.ExitCode] = []
+        for stage in ["", "migrate", "migrate --post-deploy"] {
+            if !stage.isEmpty { #expect(fleet.run(stage).0 == .success) }
+            for check in ["status --check", "status --check --post-deploy"] {
+                let fleetCode = fleet.run(check).0
+                #expect(fleetCode == (try fleet.runMigrationCommand(check, tenant: "a")), "\(check) after '\(stage)'")
+                codes.append(fleetCode)
+            }
+        }
+        #expect(codes == [.pending, .pending, .success, .pending, .success, .success])
+    }
+
+    @Test func statusOfAFleetSharedByWorkersSaysWhoDidWhat() throws {
+        let fleet = CommandFleet(["a", "b"])
+        let claims = FixedClaims()
+        let shared = MigrationFleet(appVersion: "2.1", tenants: TenantList(keys: fleet.keys), claims: claims) { tenant, coordinator in
+            try fleet.register(tenant, on: coordinator)
+        }
+        let recorder = RecordingConsole()
+        let code = FleetCommand(fleet: shared, commandName: "app fleet").run(
+            arguments: ["status"], console: recorder.console(isTerminal: false))
+        #expect(code == .success)
+        #expect(recorder.output.hasSuffix("""
+            'app fleet migrate' migrates 2 tenants; 'app fleet migrate --post-deploy' runs the post-deploy steps of 2 tenants once the previous version is gone.
+            Fleet status to app version 2.1: 5 migrated, 0 failed, 0 running.
+
+            """))
+        #expect(fleet.run("status").1.contains("Fleet status") == false, "a fleet without claims has no one to name")
     }
 
     @Test func statusCheckExitsOneAndNamesATenantThatCannotBePlanned() {
@@ -233,12 +309,21 @@ struct UnreadableSource: TenantSource {
         }
     }
 
+    @Test func migrateGivesItsCapOnConnectionsToTheSourceForTheRun() throws {
+        let fleet = CommandFleet(["a", "b"])
+        let source = CappedTenants(keys: ["a", "b"])
+        let (code, _, errors) = fleet.run("migrate --tenants 2 --connections 3", tenants: source)
+        #expect(code == .success && errors.isEmpty)
+        #expect(source.caps.value == [3, 8])
+        #expect(fleet.contents("a") == ["orders@2.0", "orders@2.1"] && fleet.contents("b") == ["orders@2.0", "orders@2.1"])
+    }
+
     @Test func helpExitsZeroAndListsTheExitCodes() {
         let fleet = CommandFleet(["a"])
         let (code, output, errors) = fleet.run("--help")
         #expect(code == .success && errors.isEmpty)
         #expect(output.hasPrefix("USAGE: app fleet <subcommand> [options]\n\nMigrates the tenants of a list of 1 tenant to app version 2.1.\n"))
-        #expect(output.contains("  3  status --check: tenants wait (steps to run, post-deploy ones included)\n"))
+        #expect(output.contains("  3  status --check: tenants have steps a start-up would run (with --post-deploy:\n"))
         for subcommand in FleetCommandSession.Subcommand.allCases {
             let (subcode, suboutput, _) = fleet.run("\(subcommand.rawValue) --help")
             #expect(subcode == .success && suboutput.hasPrefix("USAGE: app fleet \(subcommand.synopsis)\n"))
@@ -255,7 +340,9 @@ struct UnreadableSource: TenantSource {
         ("migrate --canary 2 --canary-group eu", "'migrate' takes --canary or --canary-group, not both; choose one", "app fleet migrate --help"),
         ("migrate --max-failures 120%", "'migrate --max-failures' takes a whole number of at least 0 or a share from 0% to 100%, not '120%'; give one such as --max-failures 3 or --max-failures 5%", "app fleet migrate --help"),
         ("migrate --max-failures", "'migrate --max-failures' needs a value", "app fleet migrate --help"),
-        ("migrate --connections 4", "'migrate' has no option '--connections'; see its options with 'migrate --help'", "app fleet migrate --help"),
+        ("migrate --connections 0", "'migrate --connections' takes a whole number of at least 1, not '0'; give one such as --connections 4", "app fleet migrate --help"),
+        ("migrate --connections 4", "'migrate --connections' cannot be kept: the stores of a list of 2 tenants share no connections; "
+            + "leave it out and bound the connections with --tenants", "app fleet migrate --help"),
         ("migrate now", "'migrate' takes no argument 'now'; see its usage with 'migrate --help'", "app fleet migrate --help"),
         ("plan --dot", "'plan' has no option '--dot'; see its options with 'plan --help'", "app fleet plan --help"),
         ("status --check=yes", "'status' has no option '--check=yes'; see its options with 'status --help'", "app fleet status --help"),

@@ -100,16 +100,18 @@ public final class MigrationFleet: Sendable {
     ///
     /// The fleet is counted first (one walk over the source), for the progress's total and a
     /// failure budget given as a share. Tenants then start in the source's order, at most
-    /// ``FleetRunOptions/maxTenantsInFlight`` at once, the canary wave first. A tenant whose
+    /// ``FleetRunOptions/maxTenantsInFlight`` at once and sharing at most
+    /// ``FleetRunOptions/maxConnections`` connections per database, the canary wave first. A tenant whose
     /// template, plan or run throws is reported and the others go on, until the failure budget
     /// is spent: then no tenant starts, those running finish, and the rest are reported not
     /// started.
     ///
     /// - Parameters:
-    ///   - options: The cap, the failure budget, the canary wave, post-deploy migrations.
+    ///   - options: The caps on tenants and connections, the failure budget, the canary wave,
+    ///     post-deploy migrations.
     ///   - observer: Told of each ``FleetEvent``, one at a time.
-    /// - Throws: ``FleetError`` before any tenant starts: the source cannot be read, or the
-    ///   options are invalid.
+    /// - Throws: ``FleetError`` before any tenant starts: the source cannot be read, the
+    ///   options are invalid, or the source cannot keep the cap on connections.
     @available(*, noasync, message: "it blocks its thread until the run ends; call 'try await migrate()' from an async function")
     public func migrate(_ options: FleetRunOptions = FleetRunOptions(), observer: (@Sendable (FleetEvent) -> Void)? = nil) throws -> FleetReport {
         try migrateAndWait(options, observer: observer)
@@ -132,13 +134,19 @@ public final class MigrationFleet: Sendable {
         let startedAt = Date()
         let clockStart = ContinuousClock.now
         if case .share(let share) = options.failureBudget, !(0...1).contains(share) { throw FleetError.invalidFailureShare(share) }
-        var total = 0
-        var counting = try startWalk()
-        do {
-            while try counting.next() != nil { total += 1 }
-        } catch {
-            throw FleetError.sourceUnreadable(source: tenants.description, message: "\(error)")
+        var cappedSource: (any ConnectionCappedTenantSource)?
+        if let cap = options.maxConnections {
+            guard cap >= 1 else { throw FleetError.invalidConnectionCap(cap) }
+            guard let capped = tenants as? any ConnectionCappedTenantSource else {
+                throw FleetError.connectionCapNotKept(source: tenants.description)
+            }
+            cappedSource = capped
         }
+        let total = try count()
+        // The run's cap is the source's only while the run lasts: a plan or run after it gets
+        // the source's own again.
+        let replacedCap = options.maxConnections.flatMap { cappedSource?.capConnections(perDatabase: $0) }
+        defer { if let replacedCap { cappedSource?.capConnections(perDatabase: replacedCap) } }
         let run = FleetRun(total: total, budget: options.failureBudget, clockStart: clockStart, observer: observer)
         let limit = options.maxTenantsInFlight
         let work = { [appVersion, template, claims] (tenant: Tenant, number: Int) -> @Sendable () -> Void in
@@ -239,6 +247,19 @@ public final class MigrationFleet: Sendable {
             if isIncluded(tenant) { return tenant }
         }
         return nil
+    }
+
+    /// The tenants of the source, counted in a walk of their own: its iterator, and whatever
+    /// session it holds, is let go of before any tenant starts.
+    private func count() throws -> Int {
+        var total = 0
+        var counting = try startWalk()
+        do {
+            while try counting.next() != nil { total += 1 }
+        } catch {
+            throw FleetError.sourceUnreadable(source: tenants.description, message: "\(error)")
+        }
+        return total
     }
 
     private func startWalk() throws -> any TenantIterator {

@@ -9,11 +9,10 @@ import StoreMigrations
 /// for another schema gets that schema's `search_path` first (and forgets that the store tables
 /// exist, which it knew of the other schema).
 final class PostgreSQLConnectionPool: SharedConnections, @unchecked Sendable {
-    // @unchecked: `idle`, `out`, `readAhead`, `newestPage` and `preparedFor` are only touched with `condition`
-    // held; the connections in `idle` are used by no thread while they are there.
-    /// At most how many connections are open at once.
-    let limit: Int
+    // @unchecked: `storedLimit`, `idle`, `out`, `readAhead`, `newestPage` and `preparedFor` are only touched
+    // with `condition` held; the connections in `idle` are used by no thread while they are there.
     private let condition = NSCondition()
+    private var storedLimit: Int
     private var idle: [(connection: PostgreSQLConnection, schema: String)] = []
     private var out = 0
     /// Records read ahead by schema, with the number of the page that read them: the pages
@@ -25,12 +24,31 @@ final class PostgreSQLConnectionPool: SharedConnections, @unchecked Sendable {
     private var preparedFor: [ObjectIdentifier: String] = [:]
 
     init(limit: Int) {
-        self.limit = max(1, limit)
+        storedLimit = max(1, limit)
+    }
+
+    /// At most how many connections are open at once. Lowered, idle connections past it are
+    /// closed at once, and those out when they come back, before any other is taken.
+    var limit: Int {
+        get { condition.withLock { storedLimit } }
+        set {
+            let closing: [PostgreSQLConnection] = condition.withLock {
+                storedLimit = max(1, newValue)
+                let surplus = min(idle.count, max(0, out + idle.count - storedLimit))
+                let closing = idle.prefix(surplus).map(\.connection)
+                idle.removeFirst(surplus)
+                condition.broadcast()
+                return closing
+            }
+            // Closed here, outside the lock: a connection closes when its last reference goes.
+            withExtendedLifetime(closing) {}
+        }
     }
 
     func take(schema: String, opening open: () throws -> PostgreSQLConnection) throws -> PostgreSQLConnection {
         let reused: (connection: PostgreSQLConnection, schema: String)? = condition.withLock {
-            while idle.isEmpty && out >= limit { condition.wait() }
+            // Idle connections count within the limit: one is taken whenever there is room.
+            while out >= storedLimit { condition.wait() }
             out += 1
             guard !idle.isEmpty else { return nil }
             return idle.remove(at: idle.lastIndex { $0.schema == schema } ?? idle.count - 1)
@@ -61,7 +79,8 @@ final class PostgreSQLConnectionPool: SharedConnections, @unchecked Sendable {
         condition.withLock {
             out -= 1
             let schema = preparedFor.removeValue(forKey: ObjectIdentifier(connection))
-            if reusable, let schema { idle.append((connection, schema)) }
+            // One past a lowered limit is closed rather than kept.
+            if reusable, let schema, out + idle.count < storedLimit { idle.append((connection, schema)) }
             condition.signal()
         }
     }

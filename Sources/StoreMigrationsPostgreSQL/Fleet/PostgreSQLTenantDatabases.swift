@@ -14,15 +14,18 @@ import StoreMigrations
 /// ```
 ///
 /// Databases are read a page at a time from `pg_database` (templates and databases that refuse
-/// connections left out), never listed whole. The stores of one database share a pool of at
-/// most `connections` connections to it; the pool goes with the last of its stores.
-public struct PostgreSQLTenantDatabases: TenantSource {
+/// connections left out), never listed whole, on a session of the walk's own. The stores of one
+/// database share a pool of at most `connections` connections to it (or a run's
+/// ``/StoreMigrations/FleetRunOptions/maxConnections``); the pool goes with the last of its stores.
+public struct PostgreSQLTenantDatabases: TenantSource, ConnectionCappedTenantSource {
     /// The `LIKE` pattern a database's name must match.
     public let pattern: String
     /// How many databases a page reads.
     public let pageSize: Int
-    /// At most how many connections the stores of one database hold open at once.
-    public let connections: Int
+    /// At most how many connections the stores of one database hold open at once: the
+    /// `connections` the source was made with, or a fleet run's
+    /// ``/StoreMigrations/FleetRunOptions/maxConnections`` while that run lasts.
+    public var connections: Int { pools.limit }
     private let parameters: [(String, String)]
     private let pools: Pools
     private let name: String
@@ -36,9 +39,8 @@ public struct PostgreSQLTenantDatabases: TenantSource {
         let probe = try PostgreSQLStore(connectionString)
         parameters = probe.parameters
         self.pattern = pattern
-        self.connections = max(1, connections)
         self.pageSize = max(1, pageSize)
-        pools = Pools()
+        pools = Pools(limit: connections)
         let server = probe.description.replacingOccurrences(of: #"PostgreSQL database \S+ on "#, with: "", options: .regularExpression)
             .replacingOccurrences(of: ", schema public", with: "")
         name = "the databases LIKE '\(pattern)' on \(server)"
@@ -46,12 +48,16 @@ public struct PostgreSQLTenantDatabases: TenantSource {
 
     public var description: String { name }
 
+    package func capConnections(perDatabase cap: Int) -> Int? {
+        pools.setLimit(cap)
+    }
+
     /// A store of `schema` in `tenant`'s database, sharing that database's connections.
     public func store(
         for tenant: Tenant, schema: String = "public", lockTimeout: Duration = .seconds(120), lockRetries: PostgreSQLStore.LockRetries = .standard
     ) throws -> PostgreSQLStore {
         try PostgreSQLStore(
-            connectionString(database: tenant.key), schema: schema, sharing: pools.pool(for: tenant.key, limit: connections),
+            connectionString(database: tenant.key), schema: schema, sharing: pools.pool(for: tenant.key),
             lockTimeout: lockTimeout, lockRetries: lockRetries)
     }
 
@@ -104,18 +110,37 @@ public struct PostgreSQLTenantDatabases: TenantSource {
 
     /// The pools of the databases whose stores are alive, each let go of with its last store.
     final class Pools: @unchecked Sendable {
-        // @unchecked: `pools` is only touched with `lock` held.
+        // @unchecked: `pools` and `storedLimit` are only touched with `lock` held.
         private let lock = NSLock()
         private var pools: [String: Weak] = [:]
+        private var storedLimit: Int
 
         struct Weak {
             weak var pool: PostgreSQLConnectionPool?
         }
 
-        func pool(for database: String, limit: Int) -> PostgreSQLConnectionPool {
+        init(limit: Int) {
+            storedLimit = max(1, limit)
+        }
+
+        /// The limit of each database's pool.
+        var limit: Int { lock.withLock { storedLimit } }
+
+        /// Gives every pool alive, and those made from now on, the limit `limit`; returns the
+        /// one it replaced.
+        func setLimit(_ limit: Int) -> Int {
+            let (replaced, alive) = lock.withLock {
+                defer { storedLimit = max(1, limit) }
+                return (storedLimit, pools.values.compactMap(\.pool))
+            }
+            for pool in alive { pool.limit = limit }
+            return replaced
+        }
+
+        func pool(for database: String) -> PostgreSQLConnectionPool {
             lock.withLock {
                 if let pool = pools[database]?.pool { return pool }
-                let pool = PostgreSQLConnectionPool(limit: limit)
+                let pool = PostgreSQLConnectionPool(limit: storedLimit)
                 // Entries of pools gone are swept as they pile up: the map keeps pace with the
                 // databases in flight, not with the fleet.
                 if pools.count >= 64 { pools = pools.filter { $0.value.pool != nil } }

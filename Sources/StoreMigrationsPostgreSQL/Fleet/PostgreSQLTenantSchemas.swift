@@ -19,9 +19,12 @@ import StoreMigrations
 /// ## Connections
 ///
 /// The stores of every tenant share one pool of at most `connections` connections to the
-/// database, apart from the fleet's cap on tenants in flight: a store borrows a connection for
-/// each read or step and gives it back after, with its session's `search_path` set to the
-/// tenant's schema (then `public`), so that a body's unqualified names are the tenant's.
+/// database (or a run's ``/StoreMigrations/FleetRunOptions/maxConnections``), apart from the
+/// fleet's cap on tenants in flight: a store borrows a connection for each read or step and
+/// gives it back after, with its session's `search_path` set to the tenant's schema (then
+/// `public`), so that a body's unqualified names are the tenant's. A tenant in flight waits for
+/// a connection while all are in use. The walk over the schemas reads its pages on a session of
+/// its own, outside the pool.
 ///
 /// ## A stream, and records read ahead
 ///
@@ -31,7 +34,7 @@ import StoreMigrations
 /// a fleet's plan, or its check that every tenant is up to date, costs a few round trips per
 /// page rather than a connection and a query per tenant. A store reads for itself after that
 /// first read, and under its lock in every step.
-public struct PostgreSQLTenantSchemas: TenantSource {
+public struct PostgreSQLTenantSchemas: TenantSource, ConnectionCappedTenantSource {
     /// Which schemas are tenants.
     public enum Selection: Sendable, Hashable {
         /// The schemas whose name is `LIKE` this pattern (`tenant_%`).
@@ -45,7 +48,9 @@ public struct PostgreSQLTenantSchemas: TenantSource {
     public let selection: Selection
     /// How many schemas a page reads, with their records.
     public let pageSize: Int
-    /// At most how many connections the tenants' stores hold open at once.
+    /// At most how many connections the tenants' stores hold open at once: the `connections`
+    /// the source was made with, or a fleet run's ``/StoreMigrations/FleetRunOptions/maxConnections``
+    /// while that run lasts.
     public var connections: Int { pool.limit }
     let connectionString: String
     let pool: PostgreSQLConnectionPool
@@ -86,6 +91,11 @@ public struct PostgreSQLTenantSchemas: TenantSource {
     }
 
     public var description: String { name }
+
+    package func capConnections(perDatabase cap: Int) -> Int? {
+        defer { pool.limit = cap }
+        return pool.limit
+    }
 
     /// The store of `tenant`'s schema, sharing the source's connections. Its record tables live
     /// in the schema, created by its first step.

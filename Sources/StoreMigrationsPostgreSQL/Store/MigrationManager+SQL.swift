@@ -2,15 +2,15 @@ import Foundation
 import StoreMigrations
 
 extension MigrationManager where Store == PostgreSQLStore {
-    /// Registers the migration to `version` as SQL text, which may hold several statements. Its
-    /// fingerprint is the text (unless `options` gives one), so a plan reports the migration if
-    /// the text is edited after it ran (``/StoreMigrations/MigrationFingerprint``).
-    /// A `-- store-migrations:` directive in the text is read from files only
-    /// (`registerSQLFiles(in:)`): here it is an ordinary comment, and the text runs in the store's
-    /// transaction.
+    /// Registers the migration to `version` as SQL text, sent to the server as one simple query
+    /// (several statements allowed) in the step's transaction, under the store's advisory lock.
+    /// The text is its fingerprint unless `options` gives one: a plan reports the migration
+    /// edited after it ran (``/StoreMigrations/MigrationFingerprint``).
+    /// Text that cannot run in a transaction (`CREATE INDEX CONCURRENTLY`) goes in a file with the
+    /// `no-transaction` directive, read by `registerSQLFiles(in:)` only: here it is a comment.
     ///
     /// ```swift
-    /// library.register("1.1", options: .named("add guid"), sql: "ALTER TABLE event ADD COLUMN guid uuid")
+    /// accounts.register("1.1", options: .named("add guid"), sql: "ALTER TABLE account ADD guid uuid")
     /// ```
     public func register(
         _ version: Version, dependsOn dependencies: [MigrationReference] = [], options: MigrationOptions = MigrationOptions(),
@@ -19,14 +19,15 @@ extension MigrationManager where Store == PostgreSQLStore {
         register(version, dependsOn: dependencies, options: options, sql: sql, execute: { db, sql in try db.execute(sql) })
     }
 
-    /// Registers every migration file of `folder`: `V<version>__<name>.sql`, each a migration
-    /// with the file's version and name, and its text as SQL and fingerprint; a file whose
-    /// directive says `-- store-migrations: no-transaction` runs outside the store's transaction
-    /// (``/StoreMigrations/SQLMigrationFile`` describes the naming and the directive).
+    /// Registers every `V<version>__<name>.sql` file of `folder` as a migration of that version
+    /// and name, its text the SQL and the fingerprint (``/StoreMigrations/SQLMigrationFile``). A
+    /// file whose directive says `-- store-migrations: no-transaction` runs outside a transaction,
+    /// under the store's session lock: at least once, so write it to be run again
+    /// (`CREATE INDEX CONCURRENTLY IF NOT EXISTS`).
     ///
     /// ```swift
-    /// // migrations/V1.0__create_notes.sql, migrations/V1.1__add_guid.sql
-    /// try library.registerSQLFiles(in: URL(fileURLWithPath: "migrations"))
+    /// // migrations/V1.0__create_accounts.sql, migrations/V1.1__index_emails.sql
+    /// try accounts.registerSQLFiles(in: URL(fileURLWithPath: "migrations"))
     /// ```
     ///
     /// - Returns: The files registered, ascending by version.

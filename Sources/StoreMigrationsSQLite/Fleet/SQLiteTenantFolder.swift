@@ -21,7 +21,15 @@ import StoreMigrations
 /// are tenants; names that begin with a dot are passed over, as are SQLite's own files beside a
 /// database (`-wal`, `-shm`, `-journal`) unless the pattern matches them, which `*.sqlite` does
 /// not. Sub-folders are not entered.
-public struct SQLiteTenantFolder: TenantSource {
+///
+/// ## Connections
+///
+/// Each file is a database of its own, which its ``SQLiteStore`` reaches through one connection
+/// at a time: a fleet run's ``/StoreMigrations/FleetRunOptions/maxConnections`` is kept whatever
+/// its value, and changes nothing. The files open at once are bounded by
+/// ``/StoreMigrations/FleetRunOptions/maxTenantsInFlight``: one per SQLite store of each tenant
+/// in flight.
+public struct SQLiteTenantFolder: TenantSource, ConnectionCappedTenantSource {
     /// The folder of tenant databases.
     public let folder: URL
     /// The `fnmatch(3)` pattern a file's name must match: `*.sqlite`, `tenant-*.db`.
@@ -38,6 +46,9 @@ public struct SQLiteTenantFolder: TenantSource {
     }
 
     public var description: String { "the SQLite files \(pattern) in \(folder.path)" }
+
+    /// Keeps `cap` as it is: no file sees more than one connection of the fleet's.
+    package func capConnections(perDatabase cap: Int) -> Int? { nil }
 
     /// Opens the folder for a walk.
     ///

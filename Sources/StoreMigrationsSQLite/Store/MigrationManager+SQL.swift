@@ -2,12 +2,12 @@ import Foundation
 import StoreMigrations
 
 extension MigrationManager where Store == SQLiteStore {
-    /// Registers the migration to `version` as SQL text, which may hold several statements. Its
-    /// fingerprint is the text (unless `options` gives one), so a plan reports the migration if
-    /// the text is edited after it ran (``/StoreMigrations/MigrationFingerprint``).
-    /// A `-- store-migrations:` directive in the text is read from files only
-    /// (`registerSQLFiles(in:)`): here it is an ordinary comment, and the text runs in the store's
-    /// transaction.
+    /// Registers the migration to `version` as SQL text, whose statements run one after the
+    /// other in the step's `BEGIN IMMEDIATE` transaction, foreign keys checked before its commit.
+    /// The text is its fingerprint unless `options` gives one: a plan reports the migration
+    /// edited after it ran (``/StoreMigrations/MigrationFingerprint``). A
+    /// `-- store-migrations:` directive is read from files only (`registerSQLFiles(in:)`): in
+    /// this text it is a comment.
     ///
     /// ```swift
     /// library.register("1.1", options: .named("add guid"), sql: "ALTER TABLE event ADD COLUMN guid TEXT")
@@ -19,10 +19,11 @@ extension MigrationManager where Store == SQLiteStore {
         register(version, dependsOn: dependencies, options: options, sql: sql, execute: { db, sql in try db.execute(sql) })
     }
 
-    /// Registers every migration file of `folder`: `V<version>__<name>.sql`, each a migration
-    /// with the file's version and name, and its text as SQL and fingerprint; a file whose
-    /// directive says `-- store-migrations: no-transaction` runs outside the store's transaction
-    /// (``/StoreMigrations/SQLMigrationFile`` describes the naming and the directive).
+    /// Registers every `V<version>__<name>.sql` file of `folder`, in the app's bundle say, as a
+    /// migration of that version and name, its text the SQL and the fingerprint
+    /// (``/StoreMigrations/SQLMigrationFile``). A file whose directive says
+    /// `-- store-migrations: no-transaction` (a `VACUUM`, say) runs outside a transaction,
+    /// under the store's lock file.
     ///
     /// ```swift
     /// // migrations/V1.0__create_notes.sql, migrations/V1.1__add_guid.sql

@@ -1,3 +1,4 @@
+import Dispatch
 import Foundation
 import Testing
 @testable import StoreMigrations
@@ -105,6 +106,54 @@ import TestSupport
         #expect(try database.tables(in: "public").isEmpty)
     }
 
+    /// Sixteen tenants, eight in flight, a run's cap of two connections on a source made with
+    /// eight, several workers' claims: the server, sampled while the run lasts, never sees more
+    /// than two of the tenants' sessions, beside the session that lists the schemas (it has
+    /// the tenants' application name too) and the claims' session; every tenant is migrated
+    /// once; the source has its own cap again after the run.
+    @Test func aRunsCapOnConnectionsHoldsOnTheServerWithMoreTenantsInFlight() throws {
+        let database = try PostgreSQLTestDatabase()
+        try Self.makeSchemas(16, in: database)
+        let source = try PostgreSQLTenantSchemas(
+            database.connectionString + " application_name=fleet-tenants", matching: "tenant\\_%", connections: 8)
+        let claims = try PostgreSQLFleetClaims(database.connectionString + " application_name=fleet-claims", fleet: "capped")
+        let pooled = MostSeen()
+        let fleet = MigrationFleet(appVersion: "1.1", tenants: source, claims: claims) { tenant, coordinator in
+            let app = try coordinator.manager("app", store: source.store(for: tenant, lockRetries: .off))
+            app.register("1.0") { db in
+                pooled.see(source.pool.openConnections)
+                try db.execute("UPDATE item SET n = n + 1")
+                // Long enough for the tenants in flight to pile up on the pool.
+                try db.execute("SELECT pg_sleep(0.05)")
+            }
+            app.register("1.1") { db in
+                pooled.see(source.pool.openConnections)
+                try db.execute("CREATE TABLE tag(id int)")
+            }
+        }
+        let sessions = SessionSampler(database: database, applicationNames: ["fleet-tenants", "fleet-claims"])
+        let inFlight = MostSeen()
+        let report = try fleet.migrate(FleetRunOptions(maxTenantsInFlight: 8, maxConnections: 2)) { event in
+            inFlight.see(event.progress.running)
+        }
+        let most = try sessions.stop()
+        #expect(report.migrated == 16 && report.succeeded)
+        #expect(pooled.value <= 2)
+        #expect(most["fleet-tenants", default: 0] <= 2 + 1, "two pooled sessions and the listing session")
+        #expect(most["fleet-claims", default: 0] <= 1)
+        #expect(sessions.samples > 0)
+        // More tenants than connections were in flight at once: the caps are apart.
+        #expect(inFlight.value > 2)
+        #expect(source.connections == 8)
+        let db = try database.connect()
+        for index in 0..<16 {
+            let schema = String(format: "tenant_%03d", index)
+            #expect(try db.scalar("SELECT sum(n) FROM \(schema).item", as: Int.self) == 3, "\(schema): 1.0 ran once")
+            let history = try db.rows("SELECT version FROM \(schema).store_migrations_history ORDER BY id").map { try $0[0] as String }
+            #expect(history == ["1.0", "1.1"], "\(schema)")
+        }
+    }
+
     /// The plan of a fleet of schemas reads the records ahead, a page of schemas in a query: no
     /// tenant's store opens a connection for it; and what it read is what each store reads.
     @Test func theFleetPlanReadsRecordsAheadForManySchemasAtOnce() throws {
@@ -150,4 +199,62 @@ final class MostSeen: @unchecked Sendable {
     private var largest = 0
     func see(_ value: Int) { lock.withLock { largest = max(largest, value) } }
     var value: Int { lock.withLock { largest } }
+}
+
+/// Samples, on a thread of its own until ``stop()``, how many sessions of each application name
+/// the server has in a test's database; made once the first sample is taken.
+final class SessionSampler: @unchecked Sendable {
+    // @unchecked: `most`, `count`, `failure` and `isStopped` are only touched with `lock` held.
+    private let lock = NSLock()
+    private var most: [String: Int] = [:]
+    private var count = 0
+    private var failure: (any Error)?
+    private var isStopped = false
+    private let done = DispatchSemaphore(value: 0)
+
+    init(database: PostgreSQLTestDatabase, applicationNames: [String]) {
+        let sampled = DispatchSemaphore(value: 0)
+        let thread = Thread { [self] in
+            defer { done.signal() }
+            var isFirst = true
+            defer { if isFirst { sampled.signal() } }
+            do {
+                let db = try database.connect()
+                while !lock.withLock({ isStopped }) {
+                    let rows = try db.rows(
+                        """
+                        SELECT application_name, count(*)::int8 FROM pg_stat_activity
+                        WHERE datname = $1 AND application_name = ANY($2::text[]) GROUP BY application_name
+                        """,
+                        arguments: [.text(database.name), .text("{" + applicationNames.joined(separator: ",") + "}")])
+                    let seen = try rows.map { (try $0[0] as String, try $0[1] as Int) }
+                    lock.withLock {
+                        count += 1
+                        for (name, sessions) in seen { most[name] = max(most[name, default: 0], sessions) }
+                    }
+                    if isFirst {
+                        isFirst = false
+                        sampled.signal()
+                    }
+                }
+            } catch {
+                lock.withLock { failure = error }
+            }
+        }
+        thread.start()
+        sampled.wait()
+    }
+
+    /// How many samples were taken.
+    var samples: Int { lock.withLock { count } }
+
+    /// Stops sampling; the most sessions seen at once of each application name.
+    func stop() throws -> [String: Int] {
+        lock.withLock { isStopped = true }
+        done.wait()
+        return try lock.withLock {
+            if let failure { throw failure }
+            return most
+        }
+    }
 }
