@@ -80,7 +80,9 @@ import TestSupport
         let coordinator = try release("2.0")
         let plan = try coordinator.plan()
         // By wave: prefs@2.0 waits for library@1.1 only.
-        #expect(plan.steps.map(\.id) == [stepID("library", "1.1"), stepID("library", "1.2"), stepID("prefs", "2.0"), stepID("library", "2.0")])
+        #expect(plan.steps.map(\.id) == [
+            stepID("library", "1.1"), stepID("library", "1.2"), stepID("prefs", "2.0"), stepID("library", "2.0"),
+        ])
         #expect(plan.steps[2].dependencies == [stepID("library", "1.1")])
         #expect(try coordinator.run().succeeded)
         #expect(log.all == ["library@1.0", "library@1.1", "library@1.2", "prefs@2.0", "library@2.0"])
@@ -140,6 +142,22 @@ import TestSupport
         #expect(plan.steps[1].dependencies == [stepID("prefs", "1.0")])
         #expect(try coordinator.run().succeeded)
         #expect(log.all == ["prefs@1.0", "library:squash@1.1"])
+    }
+
+    /// A squash replacing a post-deploy migration is held as that migration would be: a
+    /// start-up leaves it (and what waits for it) to the post-deploy run.
+    @Test func aSquashReplacingAPostDeployMigrationIsHeldLikeIt() throws {
+        let coordinator = MigrationCoordinator(appVersion: "1.1")
+        let manager = try coordinator.manager("library", store: library)
+        manager.register("1.0") { $0.append("1.0") }
+        manager.register("1.0-1", options: .postDeploy) { $0.append("1.0-1") }
+        manager.register("1.1") { $0.append("1.1") }
+        manager.squash(from: "1.0", through: "1.0-1") { $0.append("squash") }
+        let plan = try coordinator.plan()
+        #expect(plan.steps.isEmpty)
+        #expect(plan.postDeploySteps.map(\.id) == [Self.squashID.withVersion("1.0-1"), stepID("library", "1.1")])
+        #expect(try coordinator.run(postDeploy: true).succeeded)
+        #expect(library.contents == ["squash", "1.1"])
     }
 
     // MARK: Removing the originals
