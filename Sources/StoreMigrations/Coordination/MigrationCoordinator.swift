@@ -442,7 +442,8 @@ public final class MigrationCoordinator: @unchecked Sendable {
                 names: definition.labels.names, fingerprints: definition.labels.fingerprints,
                 fingerprintPolicy: definition.fingerprintPolicy,
                 firstLaunch: record.level == nil ? try definition.decideFirstLaunch() : nil,
-                hasHook: definition.hasHook, postDeploy: definition.postDeploy, resumable: definition.resumable))
+                hasHook: definition.hasHook, postDeploy: definition.postDeploy, resumable: definition.resumable,
+                squashes: definition.squashes))
         }
         var executable = try MigrationPlanner.plan(graph, inputs: inputs, targets: targets, postDeploy: postDeploy)
         var erasure = StoreErasure()

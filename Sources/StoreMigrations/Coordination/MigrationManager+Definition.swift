@@ -7,6 +7,23 @@ extension MigrationManager {
         var bodies = snapshot.registrations.bodies
         var transactions = snapshot.registrations.transactions
         var options = snapshot.registrations.options
+        // Stable: by the start of the range, then registration order.
+        let squashes = snapshot.registrations.squashes.enumerated()
+            .sorted { ($0.element.from, $0.offset) < ($1.element.from, $1.offset) }.map(\.element)
+        // A squash whose replaced migrations are gone stands in for them as a migration of its
+        // own at the end of its range, so that the chain, dependencies and records see it there.
+        var standsIn = [Bool](repeating: false, count: squashes.count)
+        for (index, squash) in squashes.enumerated()
+        where squash.from <= squash.through && !versions.contains(where: { squash.from <= $0 && $0 <= squash.through }) {
+            standsIn[index] = true
+            var standInOptions = squash.options
+            standInOptions.fingerprint = nil
+            versions.append(squash.through)
+            dependencies.append(squash.dependencies)
+            bodies.append(.withContext(squash.body))
+            transactions.append(.transactional)
+            options.append(standInOptions)
+        }
         // Apps usually register in version order; otherwise a sort that breaks ties by
         // registration order keeps duplicates in that order, so the graph reports them
         // deterministically.
@@ -18,6 +35,17 @@ extension MigrationManager {
             transactions = order.map { transactions[$0] }
             options = order.map { options[$0] }
         }
+        let squashed = squashes.indices.map { index in
+            let squash = squashes[index]
+            let recorded = squash.from <= squash.through
+                ? MigrationGraph.partition(versions) { $0 >= squash.from }..<MigrationGraph.partition(versions) { $0 > squash.through }
+                : 0..<0
+            if !standsIn[index], let last = recorded.last { dependencies[last] += squash.dependencies }
+            return SquashedMigration(
+                from: squash.from, through: squash.through, recorded: recorded, originalsRemoved: standsIn[index],
+                isPostDeploy: squash.options.isPostDeploy, name: squash.options.name)
+        }
+        let squashBodies = squashes.map(\.body)
         let store = self.store
         let name = self.name
         let firstLaunch = snapshot.firstLaunch
@@ -48,7 +76,8 @@ extension MigrationManager {
                 }
             },
             resumable: snapshot.registrations.hasResumable ? bodies.map(\.isResumable) : [],
-            perform: { [bodies, transactions, options, labels, newerStore = snapshot.newerStore, fingerprint = snapshot.fingerprint] step, source in
+            squashes: squashed,
+            perform: { [bodies, transactions, options, labels, versions, newerStore = snapshot.newerStore, fingerprint = snapshot.fingerprint] step, source in
                 let checks = StepChecks(
                     appVersion: source.run.appVersion, newerStorePolicy: newerStore, fingerprintPolicy: fingerprint)
                 switch step {
@@ -72,6 +101,16 @@ extension MigrationManager {
                             version, of: name, in: store, source: source, carriesContext: carriesContext,
                             size: size, options: options[position], label: labels[position], checks: checks, batch)
                     }
+                case let .squash(squash):
+                    let records = SquashRecords(
+                        range: squash.range, originalsRemoved: squashed[squash.index].originalsRemoved,
+                        versions: Array(versions[squash.recorded]), labels: squash.recorded.map { labels[$0] })
+                    let label = MigrationLabel(name: squashed[squash.index].name)
+                    let body = squashBodies[squash.index]
+                    return try StepExecutor.migrate(
+                        squash.version, of: name, in: store, source: source, carriesContext: carriesContext, label: label,
+                        checks: checks, squash: records
+                    ) { content, context in try body(&content, context()) }
                 case let .baseline(version):
                     return try StepExecutor.baseline(version, of: name, in: store, source: source, checks: checks)
                 case let .reset(appVersion):

@@ -41,6 +41,8 @@ public final class MigrationManager<Store: MigrationStore>: @unchecked Sendable 
         /// Likewise for resumable migrations: reading every body made a launch's planning slower
         /// (an unspecialized walk of a generic type's array).
         @usableFromInline var hasResumable = false
+        /// Squashed migrations, in registration order.
+        @usableFromInline var squashes: [RegisteredSquash] = []
 
         @usableFromInline
         init() {}
@@ -69,6 +71,16 @@ public final class MigrationManager<Store: MigrationStore>: @unchecked Sendable 
                 if deferred { hasDeferred = true }
             }
         }
+    }
+
+    /// A squashed migration as it was registered.
+    @usableFromInline
+    struct RegisteredSquash: Sendable {
+        let from: Version
+        let through: Version
+        let dependencies: [MigrationReference]
+        let options: MigrationOptions
+        let body: BodyWithContext
     }
 
     /// A body as it was registered, so that a plain body is not wrapped in a closure that takes a
@@ -236,6 +248,58 @@ public final class MigrationManager<Store: MigrationStore>: @unchecked Sendable 
         deferred: Bool = false, options: MigrationOptions = MigrationOptions(), _ body: @escaping BatchBody
     ) {
         append(version, dependencies, .transactional, options, .batched(body, size: batchSize, deferred: deferred))
+    }
+
+    /// Registers a squashed migration: one body that does the work of this manager's migrations
+    /// from `from` through `through` (Django's `replaces`), so that a new store runs one step
+    /// instead of the whole range. Its version is `through`.
+    ///
+    /// ```swift
+    /// library.squash(from: "1.0", through: "1.9") { db in
+    ///     try db.execute("CREATE TABLE note (id INTEGER PRIMARY KEY, title TEXT, guid TEXT)")
+    /// }
+    /// ```
+    ///
+    /// Each store takes one path, which the plan shows (``PlannedStep/Action/squash``):
+    /// - with none of the range applied, the squashed body runs once and every migration of the
+    ///   range is recorded applied, each with its own name and fingerprint, in the body's
+    ///   transaction where the store has one (a kill leaves nothing or all of it);
+    /// - part-way through the range, the replaced migrations that are left run as usual;
+    /// - past the range, nothing of it runs.
+    ///
+    /// A dependency on a migration inside the range waits for the squash on a store that takes
+    /// it. Keep the replaced migrations registered until no store can be part-way through the
+    /// range; then remove them and keep the squash: a store that turns out part-way then gets
+    /// ``MigrationError/squashedRangePartWay(manager:store:squash:applied:originalsRegistered:)``
+    /// and is left unchanged.
+    ///
+    /// - Parameters:
+    ///   - from: The first migration replaced.
+    ///   - through: The last migration replaced, and the squash's version.
+    ///   - dependencies: Migrations of other managers the squash needs; while the replaced
+    ///     migrations are registered, the last of them waits for them too.
+    ///   - options: The squash's name (its fingerprint is not recorded: each replaced migration's is).
+    ///   - body: Edits the store's content as the whole range would.
+    public func squash(
+        from: Version, through: Version, dependsOn dependencies: [MigrationReference] = [],
+        options: MigrationOptions = MigrationOptions(), _ body: @escaping Body
+    ) {
+        appendSquash(RegisteredSquash(from: from, through: through, dependencies: dependencies, options: options) { content, _ in
+            try body(&content)
+        })
+    }
+
+    /// Registers a squashed migration whose body also receives its ``MigrationContext``;
+    /// otherwise as ``squash(from:through:dependsOn:options:_:)-(_,_,_,_,Body)``.
+    public func squash(
+        from: Version, through: Version, dependsOn dependencies: [MigrationReference] = [],
+        options: MigrationOptions = MigrationOptions(), _ body: @escaping BodyWithContext
+    ) {
+        appendSquash(RegisteredSquash(from: from, through: through, dependencies: dependencies, options: options, body: body))
+    }
+
+    private func appendSquash(_ squash: RegisteredSquash) {
+        lock.withLock { registrations.squashes.append(squash) }
     }
 
     @inlinable

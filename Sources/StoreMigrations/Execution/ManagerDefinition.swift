@@ -26,6 +26,8 @@ final class ManagerDefinition: Sendable {
     let decideFirstLaunch: @Sendable () throws -> FirstLaunchDecision
     /// By position, whether the migration is resumable; empty when none is.
     let resumable: [Bool]
+    /// The squashed migrations, sorted by the start of their range; usually none.
+    let squashes: [SquashedMigration]
     let perform: @Sendable (Step, StepSource) throws -> Outcome
 
     init(
@@ -35,7 +37,7 @@ final class ManagerDefinition: Sendable {
         readRecords: @escaping @Sendable () throws -> [String: MigrationRecord],
         storeExists: @escaping @Sendable () -> Bool,
         decideFirstLaunch: @escaping @Sendable () throws -> FirstLaunchDecision,
-        resumable: [Bool],
+        resumable: [Bool], squashes: [SquashedMigration] = [],
         perform: @escaping @Sendable (Step, StepSource) throws -> Outcome
     ) {
         self.name = name
@@ -55,6 +57,7 @@ final class ManagerDefinition: Sendable {
         self.storeExists = storeExists
         self.decideFirstLaunch = decideFirstLaunch
         self.resumable = resumable
+        self.squashes = squashes
         self.perform = perform
     }
 

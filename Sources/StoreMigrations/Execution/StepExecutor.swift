@@ -13,7 +13,8 @@ package enum StepExecutor {
     /// done; throws when a policy refuses it.
     static func admit(
         _ kind: Step.Kind, _ version: Version, record: MigrationRecord?, checks: StepChecks,
-        fingerprint: MigrationFingerprint? = nil, manager: String, store: @autoclosure () -> String
+        fingerprint: MigrationFingerprint? = nil, squash: SquashRecords? = nil, manager: String,
+        store: @autoclosure () -> String
     ) throws -> Outcome? {
         let rules = StepRules.of(kind)
         if rules.appliesNewerStorePolicy, let appVersion = checks.appVersion, let level = record?.level, level.base > appVersion {
@@ -22,6 +23,11 @@ package enum StepExecutor {
             case .fail, .reset:
                 throw MigrationError.storeIsNewer(manager: manager, store: store(), level: level, appVersion: appVersion)
             }
+        }
+        if rules.refusesRangePartWay, let squash, SquashPath.isPartWay(squash.range, in: record) {
+            throw MigrationError.squashedRangePartWay(
+                manager: manager, store: store(), squash: version, applied: SquashPath.progress(in: squash.range, of: record).applied,
+                originalsRegistered: !squash.originalsRemoved)
         }
         if rules.comparesProgressFingerprint, checks.fingerprintPolicy == .fail, let fingerprint,
            let progress = record?.progress(of: version), let recorded = progress.fingerprint,
@@ -37,12 +43,15 @@ package enum StepExecutor {
     /// the applied set with when it started and how long it took. The body gets a function that
     /// makes the step's ``MigrationContext`` (with the level read under the lock) on first use;
     /// content that carries a context (``MigrationContextCarrier``, when `carriesContext`) is
-    /// given it for the length of the body.
+    /// given it for the length of the body. With `squash`, the step is a squashed migration's: it
+    /// runs only on a store with none of the range applied, and records every version the squash
+    /// records in the same transaction.
     package static func migrate<Store: MigrationStore>(
         _ version: Version, of manager: String, in store: Store, source: StepSource = .standalone,
         carriesContext: Bool = false, transaction mode: TransactionMode = .transactional,
         options: MigrationOptions = MigrationOptions(), label: MigrationLabel = MigrationLabel(),
-        checks: StepChecks = .none, _ body: (inout Store.Content, () -> MigrationContext) throws -> Void
+        checks: StepChecks = .none, squash: SquashRecords? = nil,
+        _ body: (inout Store.Content, () -> MigrationContext) throws -> Void
     ) throws -> Outcome {
         let migration = MigrationReference(manager: manager, version: version, name: label.name)
         func step(_ records: inout [String: MigrationRecord], _ content: inout Store.Content) throws -> Outcome {
@@ -50,7 +59,10 @@ package enum StepExecutor {
             // it below, rather than hashing the manager's name again.
             let index = records.index(forKey: manager)
             let record = index.map { records.values[$0] }
-            if let done = try admit(.migrate, version, record: record, checks: checks, manager: manager, store: store.description) {
+            if let done = try admit(
+                squash == nil ? .migrate : .squash, version, record: record, checks: checks, squash: squash, manager: manager,
+                store: store.description)
+            {
                 return done
             }
             let levelBefore = record?.level
@@ -75,14 +87,26 @@ package enum StepExecutor {
             let duration = (ContinuousClock.now - start).seconds
             // In place: a copy of the record would copy its whole applied set on every step. The
             // body changes the content, never the records, so the index is still the record's.
+            func markApplied(in record: inout MigrationRecord) {
+                guard let squash else {
+                    record.markApplied(version, at: startedAt, duration: duration, name: label.name, fingerprint: label.fingerprint)
+                    return
+                }
+                // The whole duration goes to the squash's own version, so that a history's sum
+                // stays the time spent.
+                for (replaced, replacedLabel) in zip(squash.versions, squash.labels) {
+                    record.markApplied(
+                        replaced, at: startedAt, duration: replaced == version ? duration : 0, name: replacedLabel.name,
+                        fingerprint: replacedLabel.fingerprint)
+                }
+            }
             guard let index else {
                 var record = MigrationRecord()
-                record.markApplied(version, at: startedAt, duration: duration, name: label.name, fingerprint: label.fingerprint)
+                markApplied(in: &record)
                 records[manager] = record
                 return .applied(level: record.level)
             }
-            records.values[index].markApplied(
-                version, at: startedAt, duration: duration, name: label.name, fingerprint: label.fingerprint)
+            markApplied(in: &records.values[index])
             return .applied(level: records.values[index].level)
         }
         if mode == .none, !store.runsStepsOutsideTransactions {

@@ -4,13 +4,14 @@
 /// function. (Post-deploy holds and transaction modes follow the registration, whatever the kind,
 /// and are decided by the planner and the executor's transaction request.)
 ///
-/// | kind             | newer store under the lock | fingerprint policy          | done when the record shows          |
-/// |------------------|----------------------------|-----------------------------|-------------------------------------|
-/// | migrate          | the manager's policy       | applied (at planning)       | the version applied                 |
-/// | batches          | the manager's policy       | applied and in progress     | the version applied                 |
-/// | baseline         | the manager's policy       | none                        | any level                           |
-/// | reset            | its reason to run          | none                        | no level past the app               |
-/// | appVersionChange | the manager's policy       | none                        | the app version recorded            |
+/// | kind             | newer store under the lock | fingerprint policy          | done when the record shows          | range part-way   |
+/// |------------------|----------------------------|-----------------------------|-------------------------------------|------------------|
+/// | migrate          | the manager's policy       | applied (at planning)       | the version applied                 | -                |
+/// | batches          | the manager's policy       | applied and in progress     | the version applied                 | -                |
+/// | baseline         | the manager's policy       | none                        | any level                           | -                |
+/// | reset            | its reason to run          | none                        | no level past the app               | -                |
+/// | appVersionChange | the manager's policy       | none                        | the app version recorded            | -                |
+/// | squash           | the manager's policy       | applied (at planning)       | the version (the range's last) applied | refused       |
 struct StepRules: Sendable, Hashable {
     /// Whether a record past the app version stops the step by the manager's
     /// ``NewerStorePolicy``: an old replica of a rolling deploy never reports success on a store a
@@ -22,6 +23,10 @@ struct StepRules: Sendable, Hashable {
     /// What in the record shows the step's work done, given the step's version (the migration's,
     /// the baseline mark, the app version a reset or a hook is for).
     let done: Done
+    /// Whether a record showing part of the step's range applied, or in progress, refuses the
+    /// step: a squashed body written for an empty range would run over the originals' work (a
+    /// process with the originals ran some of them after this run planned).
+    var refusesRangePartWay = false
 
     /// What in a record shows a step's work done.
     enum Done: Sendable, Hashable {
@@ -56,6 +61,9 @@ struct StepRules: Sendable, Hashable {
             return StepRules(appliesNewerStorePolicy: false, comparesProgressFingerprint: false, done: .noLevelPast)
         case .appVersionChange:
             return StepRules(appliesNewerStorePolicy: true, comparesProgressFingerprint: false, done: .appVersionRecorded)
+        case .squash:
+            return StepRules(
+                appliesNewerStorePolicy: true, comparesProgressFingerprint: false, done: .versionApplied, refusesRangePartWay: true)
         }
     }
 }

@@ -68,6 +68,21 @@ public enum MigrationError: Error, Sendable, Hashable, CustomStringConvertible, 
     case unknownTarget(MigrationReference)
     /// A target of a targeted plan or run is ahead of the app version, so it never runs.
     case targetAhead(MigrationReference, appVersion: Version)
+    /// A squashed migration's range starts after it ends.
+    case squashRangeEmpty(manager: String, store: String, from: Version, through: Version)
+    /// A squashed migration's range covers registered migrations, but `bound`, one of its ends,
+    /// is not one of them: the range must name the first and last migration it replaces.
+    case squashBoundNotRegistered(manager: String, store: String, squash: Version, bound: Version)
+    /// Two squashed migrations of one manager replace overlapping ranges.
+    case squashesOverlap(manager: String, store: String, squash: Version, other: Version)
+    /// A squashed migration was registered post-deploy: it replaces a whole range on a fresh
+    /// store, where nothing waits for a deployment.
+    case squashIsPostDeploy(manager: String, store: String, squash: Version)
+    /// The store has part of a squashed migration's range applied (`applied`) or in progress,
+    /// which only the replaced migrations can finish: they are no longer registered
+    /// (`originalsRegistered` false), or another process ran some of them after this run planned.
+    /// Nothing ran.
+    case squashedRangePartWay(manager: String, store: String, squash: Version, applied: [Version], originalsRegistered: Bool)
 
     public var description: String {
         switch self {
@@ -183,6 +198,30 @@ public enum MigrationError: Error, Sendable, Hashable, CustomStringConvertible, 
         case let .targetAhead(target, appVersion):
             return "Target \(target) is ahead of app version \(appVersion) and never runs in this "
                 + "version. Nothing was migrated. Target a migration at or below \(appVersion)."
+        case let .squashRangeEmpty(manager, store, from, through):
+            return "Squashed migration \(manager)@\(through) on \(store) replaces the range from \(from) through "
+                + "\(through), which starts after it ends. Nothing was migrated. Give the first replaced version as "
+                + "from: and the last as through:."
+        case let .squashBoundNotRegistered(manager, store, squash, bound):
+            return "Squashed migration \(manager)@\(squash) on \(store) names \(bound) as an end of its range, but "
+                + "manager \"\(manager)\" registers no migration \(bound) while it registers others in the range. "
+                + "Nothing was migrated. Make the range start and end at the first and last migration it replaces."
+        case let .squashesOverlap(manager, store, squash, other):
+            return "Squashed migrations \(manager)@\(other) and \(manager)@\(squash) on \(store) replace overlapping "
+                + "ranges. Nothing was migrated. Merge them into one squash, or make their ranges disjoint."
+        case let .squashIsPostDeploy(manager, store, squash):
+            return "Squashed migration \(manager)@\(squash) on \(store) is registered post-deploy, but a squash runs "
+                + "only on a store with none of its range applied, where nothing waits for a deployment. Nothing was "
+                + "migrated. Register it without the post-deploy option."
+        case let .squashedRangePartWay(manager, store, squash, applied, originalsRegistered):
+            let list = applied.isEmpty ? "part of it in progress" : applied.map { "\($0)" }.joined(separator: ", ") + " applied"
+            let action = originalsRegistered
+                ? "Launch again: the next run plans the replaced migrations for this store."
+                : "Run the previous release, which still registers the replaced migrations, on this store first; "
+                    + "then this release."
+            return "Manager \"\(manager)\" on \(store) is part-way through the range squashed migration "
+                + "\(manager)@\(squash) replaces (\(list)), which only the replaced migrations can finish. Nothing "
+                + "was migrated. " + action
         }
     }
 

@@ -28,6 +28,10 @@ enum MigrationPlanner {
         let managers = graph.managers
         let appVersion = graph.appVersion
         try rejectResetsOfSharedStores(graph, inputs)
+        for index in managers.indices where !inputs[index].squashes.isEmpty {
+            try SquashedMigration.validate(
+                inputs[index].squashes, versions: managers[index].versions, manager: managers[index].name, store: inputs[index].store)
+        }
         var starts: [Start] = []
         starts.reserveCapacity(managers.count)
         for index in managers.indices {
@@ -44,7 +48,20 @@ enum MigrationPlanner {
             if start.newerStore == .reset { _ = steps.append(manager: index, .reset(newerThan: appVersion)) }
             if let baseline = start.baseline { baselineStep[index] = steps.append(manager: index, .baseline(baseline)) }
             let versions = managers[index].versions, resumable = inputs[index].resumable
+            let squashes = try squashSteps(of: managers[index], inputs[index], start)
+            // Positions below it belong to a squash already appended.
+            var squashedUpTo = 0
             func appendMigration(at position: Int) {
+                if !squashes.isEmpty {
+                    guard position >= squashedUpTo else { return }
+                    if let squash = squashes[position] {
+                        // Every replaced migration is the squash's step to a dependent.
+                        let step = Int32(steps.append(manager: index, .squash(squash)))
+                        for replaced in squash.recorded { stepOfNode[graph.firstNode[index] + replaced] = step }
+                        squashedUpTo = squash.recorded.upperBound
+                        return
+                    }
+                }
                 let migration = Step.Migration(position: position, version: versions[position])
                 let step = !resumable.isEmpty && resumable[position] ? Step.batches(migration) : .migrate(migration)
                 stepOfNode[graph.firstNode[index] + position] = Int32(steps.append(manager: index, step))
@@ -88,11 +105,13 @@ enum MigrationPlanner {
                 let step = Int(stepOfNode[node])
                 if step >= 0 {
                     guard graph.hasDependencies(node) else { continue }
-                    let firstEdge = steps.edgeTo.count
+                    // A squash's step gathers the edges of every migration it replaces.
+                    var firstEdge = steps.edgeTo.count
+                    while firstEdge > 0, steps.edgeTo[firstEdge - 1] == step { firstEdge -= 1 }
                     for target in graph.dependencies(of: node) {
                         // An edge already implied by the chain, or declared twice, is listed once
                         // (the step's edges so far are the last ones added).
-                        guard let blocker = blockingStep(target),
+                        guard let blocker = blockingStep(target), blocker != step,
                               !(steps.hasChainPredecessor(step) && blocker == step - 1),
                               !steps.edgeFrom[firstEdge...].contains(blocker)
                         else { continue }
@@ -130,6 +149,35 @@ enum MigrationPlanner {
         guard position < graph.aheadStart[manager] else { throw MigrationError.targetAhead(target, appVersion: graph.appVersion) }
         let step = Int(stepOfNode[graph.firstNode[manager] + position])
         return step >= 0 ? step : nil
+    }
+
+    /// By the position of the first migration each replaces, the squashes the manager's store
+    /// takes: those whose replaced migrations are all pending above the level, none in progress,
+    /// and the stand-ins of squashes whose originals are gone, where the store is not part-way
+    /// through their range (an error otherwise: only the originals could finish it).
+    private static func squashSteps(
+        of manager: MigrationGraph.Manager, _ input: PlanningInput, _ start: Start
+    ) throws -> [Int: Step.Squash] {
+        guard !input.squashes.isEmpty, start.newerStore != .fail, start.newerStore != .ignore else { return [:] }
+        // A reset forgets the record before anything else runs.
+        let record = start.newerStore == .reset ? nil : input.record
+        var steps: [Int: Step.Squash] = [:]
+        for (index, squash) in input.squashes.enumerated() {
+            let step = Step.Squash(index: index, range: squash.range, recorded: squash.recorded)
+            if squash.originalsRemoved {
+                if SquashPath.isPartWay(squash.range, in: record) {
+                    throw MigrationError.squashedRangePartWay(
+                        manager: manager.name, store: input.store, squash: squash.through,
+                        applied: SquashPath.progress(in: squash.range, of: record).applied, originalsRegistered: false)
+                }
+                steps[squash.recorded.lowerBound] = step
+            } else if start.pendingRange.contains(squash.recorded.lowerBound),
+                      start.pendingRange.contains(squash.recorded.upperBound - 1),
+                      !SquashPath.progress(in: squash.range, of: record).inProgress {
+                steps[squash.recorded.lowerBound] = step
+            }
+        }
+        return steps
     }
 
     /// A reset throws away the whole store: refused when the store also holds other managers,
@@ -451,6 +499,12 @@ enum MigrationPlanner {
                         consecutive = consecutive && migration.position == firstMigration + migrationCount
                         migrationCount += 1
                         if !stepNames.isEmpty { stepName = stepNames[migration.position] }
+                    } else if case .squash(let squash) = kind {
+                        // Pending are the migrations the squash records.
+                        if migrationCount == 0 { firstMigration = squash.recorded.lowerBound }
+                        consecutive = consecutive && squash.recorded.lowerBound == firstMigration + migrationCount
+                        migrationCount += squash.recorded.count
+                        stepName = inputs[manager].squashes[squash.index].name
                     }
                     let previousAppVersion = action == .appVersionChange ? starts[manager].recordedAppVersion : nil
                     let plannedStep: PlannedStep
@@ -485,7 +539,7 @@ enum MigrationPlanner {
                 if consecutive {
                     pending[manager] = Array(versions[firstMigration..<firstMigration + migrationCount])
                 } else {
-                    pending[manager] = (runStart..<step).compactMap { steps.step($0).migration?.version }
+                    pending[manager] = (runStart..<step).flatMap { steps.step($0).recordedPositions.map { versions[$0] } ?? [] }
                 }
                 runStart = step
             }
@@ -526,6 +580,7 @@ extension Step {
         case .baseline(let version): return (.baseline, version)
         case .reset: return (.reset, nil)
         case .appVersionChange(let version): return (.appVersionChange, version)
+        case .squash(let squash): return (.squash, squash.version)
         }
     }
 }

@@ -13,11 +13,16 @@ public struct PlannedStep: Sendable, Hashable, Codable, CustomStringConvertible 
         /// Runs the manager's app-version-change hook and records ``PlannedStep/version``, the
         /// app version.
         case appVersionChange
+        /// Runs the squashed migration to ``PlannedStep/version`` on a store with none of its
+        /// range applied, and records every migration the squash replaces as applied
+        /// (``MigrationManager/squash(from:through:dependsOn:options:_:)-(_,_,_,_,Body)``). A store
+        /// part-way through the range runs the replaced migrations (``migrate`` steps) instead.
+        case squash
     }
 
     /// Identifies a step within a plan. It reads `library@2.0` for a migration, and
-    /// `library:baseline@2.0`, `thumbnails:reset` and `prefs:appVersionChange@2.0` for the others;
-    /// it is encoded as its three fields, since a manager's name may contain `:` and `@`.
+    /// `library:baseline@2.0`, `library:squash@1.9`, `thumbnails:reset` and
+    /// `prefs:appVersionChange@2.0` for the others; it is encoded as its three fields, since a manager's name may contain `:` and `@`.
     public struct ID: Sendable, Hashable, Codable, CustomStringConvertible {
         // Stored version first, so that the action fits in the version's last word: 48 bytes
         // instead of 56 (a plan of 100,000 steps keeps as many identifiers). Coded in the order

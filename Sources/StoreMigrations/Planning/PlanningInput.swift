@@ -23,4 +23,6 @@ struct PlanningInput: Sendable {
     var postDeploy: [Int] = []
     /// By position, whether the migration is resumable (runs in batches); empty when none is.
     var resumable: [Bool] = []
+    /// The manager's squashed migrations, sorted by the start of their range; usually none.
+    var squashes: [SquashedMigration] = []
 }

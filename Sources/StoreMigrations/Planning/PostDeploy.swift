@@ -52,10 +52,12 @@ extension MigrationPlanner {
         let holder = PostDeploy.held(
             count: steps.count, edges: steps.allEdges(),
             postDeployRelease: { step in
-                guard let migration = steps.step(step).migration,
-                      inputs[Int(steps.managers[step])].postDeploy.contains(migration.position)
+                // A squash replacing a post-deploy migration is held as that migration would be.
+                let manager = Int(steps.managers[step])
+                guard let positions = steps.step(step).recordedPositions,
+                      let position = inputs[manager].postDeploy.first(where: positions.contains)
                 else { return nil }
-                return migration.version.base
+                return managers[manager].versions[position].base
             },
             isHook: { steps.steps.kind($0) == .appVersionChange })
         let held = holder.map { $0 != nil }
@@ -64,11 +66,14 @@ extension MigrationPlanner {
         var ordinary = [[Version]](repeating: [], count: managers.count)
         // A held step is a migration: hooks are never held, and resets and baselines come first.
         for step in 0..<steps.count {
-            guard let release = holder[step], let migration = steps.step(step).migration else { continue }
+            guard let release = holder[step], let positions = steps.step(step).recordedPositions else { continue }
             let manager = Int(steps.managers[step])
-            versions[manager].append(migration.version)
-            if !postDeploy, !inputs[manager].postDeploy.contains(migration.position), migration.version.base > release {
-                ordinary[manager].append(migration.version)
+            for position in positions {
+                let version = managers[manager].versions[position]
+                versions[manager].append(version)
+                if !postDeploy, !inputs[manager].postDeploy.contains(position), version.base > release {
+                    ordinary[manager].append(version)
+                }
             }
         }
         var executable = full

@@ -14,6 +14,9 @@ enum Step: Sendable, Hashable {
     case reset(newerThan: Version)
     /// Runs the manager's app-version hooks and records the app version.
     case appVersionChange(to: Version)
+    /// Runs a squashed migration once on a store with none of its range applied, and records
+    /// every migration of the range it replaces as applied, in the same transaction.
+    case squash(Squash)
 
     /// A registered migration: its version, and its position among its manager's versions
     /// (where its body, options and label are).
@@ -22,9 +25,21 @@ enum Step: Sendable, Hashable {
         let version: Version
     }
 
+    /// A squashed migration (``MigrationManager/squash(from:through:dependsOn:options:_:)-(_,_,_,_,Body)``):
+    /// which of its manager's squashes it is, the range it replaces (its version is the upper
+    /// bound), and the positions of the versions it records: the replaced migrations, or its own
+    /// stand-in once they are removed.
+    struct Squash: Sendable, Hashable {
+        let index: Int
+        let range: ClosedRange<Version>
+        let recorded: Range<Int>
+
+        var version: Version { range.upperBound }
+    }
+
     /// The kinds of step, as the rules table lists them.
     enum Kind: Sendable, Hashable, CaseIterable {
-        case migrate, batches, baseline, reset, appVersionChange
+        case migrate, batches, baseline, reset, appVersionChange, squash
     }
 
     var kind: Kind {
@@ -34,6 +49,7 @@ enum Step: Sendable, Hashable {
         case .baseline: return .baseline
         case .reset: return .reset
         case .appVersionChange: return .appVersionChange
+        case .squash: return .squash
         }
     }
 
@@ -41,6 +57,16 @@ enum Step: Sendable, Hashable {
     var migration: Migration? {
         switch self {
         case .migrate(let migration), .batches(let migration): return migration
+        case .baseline, .reset, .appVersionChange, .squash: return nil
+        }
+    }
+
+    /// The positions among its manager's versions of the migrations the step records applied,
+    /// for the kinds that record registered migrations.
+    var recordedPositions: Range<Int>? {
+        switch self {
+        case .migrate(let migration), .batches(let migration): return migration.position..<migration.position + 1
+        case .squash(let squash): return squash.recorded
         case .baseline, .reset, .appVersionChange: return nil
         }
     }

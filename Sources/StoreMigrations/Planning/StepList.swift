@@ -5,9 +5,11 @@
 struct StepList: Sendable {
     private var kinds: [Step.Kind] = []
     /// By step: a migration's position among its manager's versions, or the index in
-    /// `otherVersions` of the version a baseline, reset or hook is for.
+    /// `otherVersions` of the version a baseline, reset or hook is for, or in `squashes`.
     private var numbers: [Int32] = []
     private var otherVersions: [Version] = []
+    /// The squashed migrations' steps, where a squash's number points.
+    private var squashes: [Step.Squash] = []
     /// Each manager's versions, ascending, where a migration's position points.
     private let managerVersions: [[Version]]
 
@@ -34,6 +36,9 @@ struct StepList: Sendable {
         case .baseline(let version), .reset(let version), .appVersionChange(let version):
             numbers.append(Int32(otherVersions.count))
             otherVersions.append(version)
+        case .squash(let squash):
+            numbers.append(Int32(squashes.count))
+            squashes.append(squash)
         }
     }
 
@@ -50,6 +55,7 @@ struct StepList: Sendable {
         case .baseline: return .baseline(otherVersions[number])
         case .reset: return .reset(newerThan: otherVersions[number])
         case .appVersionChange: return .appVersionChange(to: otherVersions[number])
+        case .squash: return .squash(squashes[number])
         }
     }
 }

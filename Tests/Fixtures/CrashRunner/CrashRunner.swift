@@ -15,6 +15,7 @@ import StoreMigrationsSQLite
 /// CrashRunner step <dir> <prefs|thumbnails>
 /// CrashRunner batched <dir> <rows> <batch rows>
 /// CrashRunner mapped <dir> <rows> <batch rows>
+/// CrashRunner squashed <dir> [hold]
 /// CrashRunner rolling <dir> <prefs|library> <app version> <gate>
 /// ```
 ///
@@ -34,7 +35,9 @@ import StoreMigrationsSQLite
 /// after that. `step` applies one migration to one file store, for tests that trace the system
 /// calls of a step. `read` holds a read transaction of the scenario's database, left in its journal
 /// mode, from a first read until it is killed, creating `marker` once the read holds its lock. `batched` runs the ``BatchedScenario``, a resumable row transform; `mapped`
-/// the ``MappedScenario``, a resumable schema migration with an entity mapping. `rolling`
+/// the ``MappedScenario``, a resumable schema migration with an entity mapping; `squashed` the
+/// ``SquashedScenario``, a squashed fresh install that, given `hold`, touches it and sleeps inside
+/// the squash's transaction. `rolling`
 /// waits for `gate`, then runs the ``RollingScenario`` as app `<app version>`, and prints a
 /// `seen <step> <level>` line for each step it found applied, with the level it read under the lock.
 ///
@@ -114,6 +117,10 @@ struct CrashRunner {
             case "mapped":
                 guard arguments.count == 2, let rows = Int(arguments[0]), let batchRows = Int(arguments[1]) else { usage() }
                 coordinator = try MappedScenario(directory: directory, rows: rows, batchRows: batchRows).coordinator()
+            case "squashed":
+                guard arguments.count <= 1 else { usage() }
+                coordinator = try SquashedScenario(directory: directory, hold: arguments.first.map { URL(fileURLWithPath: $0) })
+                    .coordinator()
             case "rolling":
                 guard arguments.count == 3, let store = RollingScenario.Store(rawValue: arguments[0]),
                       let appVersion = Version(arguments[1]) else { usage() }

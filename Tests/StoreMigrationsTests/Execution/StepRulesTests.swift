@@ -14,6 +14,7 @@ import TestSupport
         let rows = Step.Kind.allCases.map { kind -> String in
             let rules = StepRules.of(kind)
             return "\(kind) newer:\(rules.appliesNewerStorePolicy) progress:\(rules.comparesProgressFingerprint) done:\(rules.done)"
+                + (rules.refusesRangePartWay ? " refusesRangePartWay" : "")
         }
         #expect(rows == [
             "migrate newer:true progress:false done:versionApplied",
@@ -21,6 +22,7 @@ import TestSupport
             "baseline newer:true progress:false done:anyLevel",
             "reset newer:false progress:false done:noLevelPast",
             "appVersionChange newer:true progress:false done:appVersionRecorded",
+            "squash newer:true progress:false done:versionApplied refusesRangePartWay",
         ])
     }
 
@@ -43,7 +45,7 @@ import TestSupport
 
     /// Each kind that applies the policy, on a record past the app: `.fail` throws, `.ignore`
     /// ends the step as already applied without running it.
-    @Test(arguments: [Step.Kind.migrate, .batches, .baseline, .appVersionChange])
+    @Test(arguments: [Step.Kind.migrate, .batches, .baseline, .appVersionChange, .squash])
     func everyKindAppliesTheNewerStorePolicy(kind: Step.Kind) throws {
         let record = MigrationRecord(applied: [AppliedMigration(version: "2.0")], appVersion: "2.0")
         #expect(throws: MigrationError.storeIsNewer(manager: "m", store: "s", level: "2.0", appVersion: "1.0")) {
