@@ -31,14 +31,30 @@ struct ResumableKillWorkload {
         defer { fixture.remove() }
         var work = fixture.template
         var attempts: [Int] = []
+        var widenedTo: Double?
 
+        // On a machine too busy for a child to start and commit a batch within the interval, no
+        // attempt moves the step and the loop would never end (a CI run hung on it at 0.1 s):
+        // after a few attempts in a row that moved nothing, the interval doubles, and the
+        // measurement says so.
         func killedUntilDone() throws {
-            var attempt = 0
+            var attempt = 0, stalled = 0
+            var interval = killEvery
+            var progress: String?
             while true {
                 attempt += 1
-                let ending = try ChildProcess.run([Self.childCommand, "resumable", work.path], killAfter: killEvery)
+                let ending = try ChildProcess.run([Self.childCommand, "resumable", work.path], killAfter: interval)
                 if ending == .exited(0) { break }
                 guard ending == .killed else { throw RawSQLiteError(message: "the resumable child ended with \(ending)") }
+                let now = try? RawSQLite(path: work.path).scalarText(
+                    "SELECT progress FROM store_migrations_levels WHERE manager = 'library'")
+                stalled = now == progress ? stalled + 1 : 0
+                progress = now
+                if stalled == Self.stalledAttemptsBeforeWidening {
+                    stalled = 0
+                    interval *= 2
+                    widenedTo = max(widenedTo ?? 0, interval)
+                }
             }
             attempts.append(attempt)
         }
@@ -89,7 +105,8 @@ struct ResumableKillWorkload {
                 workload: workload, metric: "resumable step killed until done vs one uninterrupted run (child processes)",
                 runs: timer.runs, libraryMedian: killedRuns.median, baselineMedian: uninterruptedRuns.median,
                 target: killEvery < 1 ? "≤ 1.3×" : "≤ 1.1×",
-                note: "attempts per timed run: \(attemptsText.isEmpty ? String(attempts.first ?? 0) : attemptsText)"),
+                note: "attempts per timed run: \(attemptsText.isEmpty ? String(attempts.first ?? 0) : attemptsText)"
+                    + (widenedTo.map { "; no batch committed within the interval, widened to \(formatSeconds($0))" } ?? "")),
             Measurement(
                 workload: workload, metric: "old single-transaction transformRows step, killed on the same schedule",
                 runs: 1, libraryMedian: singleSeconds, baselineMedian: nil, target: "(contrast)",
@@ -107,6 +124,9 @@ struct ResumableKillWorkload {
         let level = try db.scalarText("SELECT level FROM store_migrations_levels WHERE manager = 'library'")
         precondition(level == "2.0", "\(url.lastPathComponent): the step is not recorded applied (level \(level ?? "none"))")
     }
+
+    /// Killed attempts in a row that commit no batch before the interval between kills doubles.
+    static let stalledAttemptsBeforeWidening = 5
 
     /// The child's side: runs the step on the database at `path`, resumable or in one transaction.
     /// Returns the process's exit status.
