@@ -30,8 +30,13 @@ enum Deferral {
         executable.stepDeferred = deferred
         var byManager = [[Version]](repeating: [], count: executable.plan.managers.count)
         for index in steps where deferred[index] {
-            if let migration = executable.step(at: index).migration {
-                byManager[executable.stepManagers[index]].append(migration.version)
+            let manager = executable.stepManagers[index]
+            let step = executable.step(at: index)
+            if let migration = step.migration {
+                byManager[manager].append(migration.version)
+            } else if case .squash(let squash) = step {
+                // A squash defers every migration it records, as the plan lists them pending.
+                byManager[manager] += executable.plan.managers[manager].pending.filter(squash.range.contains)
             }
         }
         executable.plan.setDeferred(byManager)

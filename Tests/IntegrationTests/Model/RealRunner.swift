@@ -161,7 +161,7 @@ struct RealRunner<Store: MigrationStore>: Sendable {
                 var options = MigrationOptions()
                 if let fingerprint = launch.fingerprint(of: migration, manager: position) { options.fingerprint = fingerprint }
                 if migration.postDeploy { options[PostDeployMigration.self] = true }
-                let dependencies = migration.dependsOn.map { MigrationReference(manager: "m\($0.manager)", version: $0.version) }
+                let dependencies = migration.dependsOn.map { reference(to: $0, launch: launch, index: index) }
                 let key = MigrationKey(manager: position, version: migration.version)
                 switch migration.body {
                 case .plain:
@@ -189,9 +189,39 @@ struct RealRunner<Store: MigrationStore>: Sendable {
                     }
                 }
             }
+            if let (squash, originalsRemoved) = launch.squash(of: spec, index: index).map({ ($0.spec, $0.originalsRemoved) }) {
+                let replaced = spec.migrations.filter { squash.range.contains($0.version) }
+                let failing = replaced.contains { launch.failures[MigrationKey(manager: position, version: $0.version)] != nil }
+                // With its originals registered, their dependencies are the squash's; without
+                // them, it declares them itself.
+                let dependencies = originalsRemoved
+                    ? Array(Set(replaced.flatMap(\.dependsOn))).map { reference(to: $0, launch: launch, index: index) }
+                    : []
+                let effects = replaced.map { migration -> (String, Int) in
+                    let name = MigrationKey(manager: position, version: migration.version).description
+                    if case let .resumable(units, _, _) = migration.body { return (name, units) }
+                    return (name, 1)
+                }
+                manager.squash(from: squash.from, through: squash.through, dependsOn: dependencies) { content in
+                    log.append(position, "\(tag) m\(position):squash@\(squash.through)")
+                    if failing { throw InjectedFailure() }
+                    for (name, amount) in effects { try bump(&content, name, amount) }
+                }
+            }
             managers.append(manager)
         }
         return managers
+    }
+
+    /// A dependency as `launch` declares it: on a migration replaced by a squash registered
+    /// without its originals, on the squash's version.
+    func reference(to dependency: Dependency, launch: Launch, index: Int) -> MigrationReference {
+        var version = dependency.version
+        if let squash = launch.squash(of: scenario.managers[dependency.manager], index: index),
+           squash.originalsRemoved, squash.spec.range.contains(version) {
+            version = squash.spec.through
+        }
+        return MigrationReference(manager: "m\(dependency.manager)", version: version)
     }
 
     func summary(of plan: MigrationPlan) -> PlanSummary {

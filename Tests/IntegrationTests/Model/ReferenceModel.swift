@@ -18,6 +18,7 @@ struct ReferenceModel {
         static let storeIsNewer = "storeIsNewer"
         static let lateMigrations = "lateMigrations"
         static let fingerprintsChanged = "fingerprintsChanged"
+        static let squashedRangePartWay = "squashedRangePartWay"
         static let injected = "injected"
         /// Rule 2 of issue 26.
         static let heldBehindPostDeploy = "heldBehindPostDeploy"
@@ -49,6 +50,14 @@ struct ReferenceModel {
         func isApplied(_ version: Version) -> Bool {
             if let baseline, version <= baseline { return true }
             return applied[version] != nil
+        }
+
+        /// Whether some of `range` is applied (a baseline at or past its start counts) or in
+        /// progress, but not its last version: only the replaced migrations can finish it.
+        func isPartWay(_ range: ClosedRange<Version>) -> Bool {
+            let started = applied.keys.contains(where: range.contains) || baseline.map { $0 >= range.lowerBound } ?? false
+                || progress.keys.contains(where: range.contains)
+            return started && !isApplied(range.upperBound)
         }
 
         /// Everything at or below the mark counts as applied: progress it covers is done with.
@@ -103,6 +112,35 @@ struct ReferenceModel {
         case migrate(MigrationSpec)
         case baseline(Version)
         case hook(Version)
+        /// A squash on a store with none of its range applied: it runs once for the migrations it replaces.
+        case squash(SquashSpec, replaced: [MigrationSpec])
+
+        /// The migrations the step records applied.
+        var recorded: [Version] {
+            switch self {
+            case .migrate(let migration): return [migration.version]
+            case .squash(_, let replaced): return replaced.map(\.version)
+            case .baseline, .hook: return []
+            }
+        }
+
+        /// The dependencies declared by the migrations the step runs.
+        var dependsOn: [Dependency] {
+            switch self {
+            case .migrate(let migration): return migration.dependsOn
+            case .squash(_, let replaced): return replaced.flatMap(\.dependsOn)
+            case .baseline, .hook: return []
+            }
+        }
+
+        /// The range of the squash the step runs, for its own or a stand-in.
+        var squashRange: ClosedRange<Version>? {
+            switch self {
+            case .migrate(let migration): return migration.standsInFor?.range
+            case .squash(let squash, _): return squash.range
+            case .baseline, .hook: return nil
+            }
+        }
     }
 
     struct Step {
@@ -114,7 +152,10 @@ struct ReferenceModel {
 
         var id: String {
             switch action {
-            case .migrate(let migration): return "m\(manager)@\(migration.version)"
+            case .migrate(let migration):
+                if migration.standsInFor != nil { return "m\(manager):squash@\(migration.version)" }
+                return "m\(manager)@\(migration.version)"
+            case .squash(let squash, _): return "m\(manager):squash@\(squash.through)"
             case .baseline(let version): return "m\(manager):baseline@\(version)"
             case .hook(let version): return "m\(manager):appVersionChange@\(version)"
             }
@@ -126,6 +167,8 @@ struct ReferenceModel {
         var summary: PlanSummary
         /// The errors `run()` may throw before any step; empty when it runs.
         var refusals: [ErrorDescription]
+        /// The error `plan()` throws, when it throws.
+        var thrown: ErrorDescription?
     }
 
     /// The plan of `launch` on the current records, as `plan(postDeploy:)` gives it.
@@ -136,9 +179,23 @@ struct ReferenceModel {
         var chains: [[Action]] = []
         var blocking: [ErrorDescription] = []
         var baselineMarks: [Version?] = []
+        // What `plan()` throws instead of a plan.
+        var thrown: ErrorDescription?
         for (manager, spec) in scenario.managers.enumerated() {
             let record = records[manager]
-            let migrations = registered[manager]
+            var migrations = registered[manager]
+            let squash = launch.squash(of: spec, index: index)
+            let replaced = squash.map { squash in
+                spec.migrations.filter { squash.spec.range.contains($0.version) }.sorted { $0.version < $1.version }
+            } ?? []
+            if let squash, squash.originalsRemoved {
+                // The squash stands in at its last version, declaring its originals' dependencies.
+                var standIn = MigrationSpec(version: squash.spec.through)
+                standIn.dependsOn = Array(Set(replaced.flatMap(\.dependsOn)))
+                standIn.standsInFor = squash.spec
+                migrations.append(standIn)
+                migrations.sort { $0.version < $1.version }
+            }
             let runnable = migrations.filter { $0.version.base <= app }
             var summary = ManagerPlanSummary()
             summary.ahead = migrations.filter { $0.version.base > app }.map(\.version.description)
@@ -166,6 +223,24 @@ struct ReferenceModel {
                     blocking.append(.init(kind: ErrorKind.lateMigrations, manager: "m\(manager)"))
                 }
                 chain += runnable.filter { $0.version > level }.map { .migrate($0) }
+            }
+            if let (squash, originalsRemoved) = squash.map({ ($0.spec, $0.originalsRemoved) }), !newer {
+                if originalsRemoved {
+                    // Only the originals, no longer registered, could finish a range part-way.
+                    if record.isPartWay(squash.range), thrown == nil {
+                        thrown = .init(kind: ErrorKind.squashedRangePartWay, manager: "m\(manager)")
+                    }
+                } else if baselineMark == nil, replaced.allSatisfy({ $0.version.base <= app }),
+                          record.level.map({ squash.from > $0 }) ?? true,
+                          !record.progress.keys.contains(where: squash.range.contains),
+                          let first = chain.firstIndex(where: { $0.recorded.first == squash.from }) {
+                    // A store with none of the range applied runs the squash instead.
+                    chain.removeAll { action in
+                        if case .migrate(let migration) = action { return squash.range.contains(migration.version) }
+                        return false
+                    }
+                    chain.insert(.squash(squash, replaced: replaced), at: first)
+                }
             }
             if spec.hasHook, !newer, record.appVersion != app { chain.append(.hook(app)) }
             // Applied migrations, and (rule 3) in-progress ones, whose fingerprint changed.
@@ -203,15 +278,13 @@ struct ReferenceModel {
         func stepIndex(of dependency: Dependency) -> Int? {
             if let mark = baselineMarks[dependency.manager], dependency.version <= mark { return firstStep[dependency.manager] }
             return steps.indices.first { index in
-                if steps[index].manager == dependency.manager, case .migrate(let migration) = steps[index].action {
-                    return migration.version == dependency.version
-                }
-                return false
+                guard steps[index].manager == dependency.manager else { return false }
+                if let range = steps[index].action.squashRange, range.contains(dependency.version) { return true }
+                return steps[index].action.recorded.contains(dependency.version)
             }
         }
         for index in steps.indices {
-            guard case .migrate(let migration) = steps[index].action else { continue }
-            for dependency in migration.dependsOn {
+            for dependency in steps[index].action.dependsOn {
                 if let blocker = stepIndex(of: dependency), !steps[index].predecessors.contains(blocker) {
                     steps[index].predecessors.append(blocker)
                 }
@@ -236,15 +309,13 @@ struct ReferenceModel {
         }
         let held = Set(holder.keys)
         for index in held.sorted() {
-            if case .migrate(let migration) = steps[index].action {
-                summaries[steps[index].manager].postDeploy.append(migration.version.description)
-            }
+            summaries[steps[index].manager].postDeploy += steps[index].action.recorded.map(\.description)
         }
         // An ordinary migration of a later release held behind an earlier release's post-deploy
         // one: the start-up refuses (the same release's dependents just wait).
         let heldOrdinary = held.sorted().filter { index in
             if case .migrate(let migration) = steps[index].action { return !migration.postDeploy && migration.version.base > holder[index]! }
-            return false
+            return steps[index].action.recorded.contains { $0.base > holder[index]! }
         }
         if !launch.runsPostDeploy, !heldOrdinary.isEmpty {
             refusals.append(.init(kind: ErrorKind.heldBehindPostDeploy, manager: nil))
@@ -280,10 +351,8 @@ struct ReferenceModel {
 
         for step in keptSteps {
             summaries[step.manager].steps.append(step.id)
-            if case .migrate(let migration) = step.action {
-                summaries[step.manager].pending.append(migration.version.description)
-                if step.deferred { summaries[step.manager].deferred.append(migration.version.description) }
-            }
+            summaries[step.manager].pending += step.action.recorded.map(\.description)
+            if step.deferred { summaries[step.manager].deferred += step.action.recorded.map(\.description) }
         }
         for manager in summaries.indices {
             let listed = summaries[manager].pending + summaries[manager].postDeploy
@@ -291,7 +360,8 @@ struct ReferenceModel {
                 .filter { listed.contains($0.description) }.map(\.description)
         }
         let isUpToDate = keptSteps.isEmpty && refusals.isEmpty
-        return Plan(steps: keptSteps, summary: PlanSummary(managers: summaries, isUpToDate: isUpToDate), refusals: refusals)
+        return Plan(
+            steps: keptSteps, summary: PlanSummary(managers: summaries, isUpToDate: isUpToDate), refusals: refusals, thrown: thrown)
     }
 
     /// Step indices such that every step comes after its predecessors (the first ready step each time).
@@ -315,6 +385,7 @@ struct ReferenceModel {
             records[manager].setBaseline(version)
         }
         let plan = plan(launch, index: index)
+        if let thrown = plan.thrown { return LaunchOutcome(plan: nil, result: .refused([thrown])) }
         var outcome = LaunchOutcome(plan: plan.summary, result: .refused(plan.refusals))
         guard plan.refusals.isEmpty else { return outcome }
         // The other app version's launch runs completely once this one has planned.
@@ -359,6 +430,14 @@ struct ReferenceModel {
             if launch.failingHooks.contains(manager) { return "failed(\(ErrorKind.injected))" }
             records[manager].appVersion = version
             return "applied"
+        case .squash(let squash, let replaced):
+            return runSquash(squash, replaced: replaced, records: replaced.map {
+                ($0.version, launch.fingerprint(of: $0, manager: manager))
+            }, manager: manager, launch: launch, tag: tag)
+        case .migrate(let migration) where migration.standsInFor != nil:
+            let squash = migration.standsInFor!
+            let replaced = spec.migrations.filter { squash.range.contains($0.version) }
+            return runSquash(squash, replaced: replaced, records: [(squash.through, nil)], manager: manager, launch: launch, tag: tag)
         case .migrate(let migration):
             let key = MigrationKey(manager: manager, version: migration.version)
             let fingerprint = launch.fingerprint(of: migration, manager: manager)
@@ -397,5 +476,31 @@ struct ReferenceModel {
                 batches += 1
             }
         }
+    }
+
+    /// Runs a squash under the lock: refused on a store part-way through its range, done when
+    /// its last version is applied, else one call with the replaced migrations' effects, and
+    /// `records` (each replaced version with its fingerprint, or the stand-in's version alone)
+    /// applied.
+    mutating func runSquash(
+        _ squash: SquashSpec, replaced: [MigrationSpec], records recorded: [(Version, String?)], manager: Int,
+        launch: Launch, tag: String
+    ) -> String {
+        if records[manager].isPartWay(squash.range) { return "failed(\(ErrorKind.squashedRangePartWay))" }
+        if records[manager].isApplied(squash.through) { return "alreadyApplied" }
+        calls[manager].append("\(tag) m\(manager):squash@\(squash.through)")
+        if replaced.contains(where: { launch.failures[MigrationKey(manager: manager, version: $0.version)] != nil }) {
+            return "failed(\(ErrorKind.injected))"
+        }
+        for migration in replaced {
+            let key = MigrationKey(manager: manager, version: migration.version)
+            if case let .resumable(units, _, _) = migration.body {
+                content[manager][key.description, default: 0] += units
+            } else {
+                content[manager][key.description, default: 0] += 1
+            }
+        }
+        for (version, fingerprint) in recorded { records[manager].markApplied(version, fingerprint: fingerprint) }
+        return "applied"
     }
 }

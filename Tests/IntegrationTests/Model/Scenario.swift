@@ -24,6 +24,20 @@ struct ManagerSpec: Sendable, Hashable {
     var late: LateMigrationPolicy = .run
     var fingerprint: FingerprintPolicy = .warn
     var hasHook = false
+    /// A squashed migration replacing a range of ``migrations`` (issue 29).
+    var squash: SquashSpec?
+}
+
+/// A squashed migration: it replaces the manager's migrations `from` through `through`, all
+/// registered from the first launch, none post-deploy or deferred. Its body has the effects of
+/// the migrations it replaces.
+struct SquashSpec: Sendable, Hashable {
+    var from: Version
+    var through: Version
+    /// The first launch whose build registers the squash without the migrations it replaces.
+    var originalsRemovedAt: Int?
+
+    var range: ClosedRange<Version> { from...through }
 }
 
 /// A migration of another manager, by index.
@@ -49,6 +63,9 @@ struct MigrationSpec: Sendable, Hashable {
     /// The first launch that registers it: a migration added by a later build below versions
     /// already applied is late.
     var introducedAt = 0
+    /// Set on the migration a squash registered without its originals stands in as, at its last
+    /// version: it runs the squash and records that version alone.
+    var standsInFor: SquashSpec?
 
     var isResumable: Bool {
         if case .resumable = body { return true }
@@ -105,13 +122,24 @@ struct Launch: Sendable, Hashable {
 
     var runsPostDeploy: Bool { kind == .background ? false : postDeploy }
 
-    /// The migrations of `managers` this launch (the `index`th) registers, by manager.
+    /// The migrations of `managers` this launch (the `index`th) registers, by manager: a squash
+    /// registered without its originals leaves them out.
     func registrations(of managers: [ManagerSpec], index: Int) -> [[MigrationSpec]] {
         managers.map { manager in
-            manager.migrations.filter { migration in
+            let removed = squash(of: manager, index: index).flatMap { $0.originalsRemoved ? $0.spec.range : nil }
+            return manager.migrations.filter { migration in
                 migration.introducedAt <= index && (registersAhead || migration.version.base <= appVersion)
+                    && !(removed?.contains(migration.version) ?? false)
             }.sorted { $0.version < $1.version }
         }
+    }
+
+    /// `manager`'s squash, when this launch registers it (with its last version), and whether
+    /// without the migrations it replaces.
+    func squash(of manager: ManagerSpec, index: Int) -> (spec: SquashSpec, originalsRemoved: Bool)? {
+        guard let squash = manager.squash, registersAhead || squash.through.base <= appVersion else { return nil }
+        // A build drops the originals only once its app version reaches the squash.
+        return (squash, squash.through.base <= appVersion && squash.originalsRemovedAt.map { index >= $0 } ?? false)
     }
 
     /// The fingerprint text `migration` of manager `manager` is registered with, if any.
@@ -130,6 +158,10 @@ extension ModelScenario: CustomStringConvertible {
             var policies = ["firstLaunch \(manager.firstLaunch.rawValue)", "newerStore \(manager.newerStore.rawValue)",
                             "late \(manager.late.rawValue)", "fingerprint \(manager.fingerprint.rawValue)"]
             if manager.hasHook { policies.append("hook") }
+            if let squash = manager.squash {
+                policies.append("squash \(squash.from)...\(squash.through)"
+                    + (squash.originalsRemovedAt.map { ", originals removed from launch \($0)" } ?? ""))
+            }
             lines.append("m\(index): " + policies.joined(separator: ", "))
             for migration in manager.migrations {
                 var text = "  \(migration.version)"

@@ -67,7 +67,8 @@ enum ScenarioGenerator {
                 newerStore: random.chance(60) ? .fail : .ignore,
                 late: random.pick([.run, .run, .run, .fail, .ignore]),
                 fingerprint: random.pick([.warn, .warn, .fail, .ignore]),
-                hasHook: random.chance(35)))
+                hasHook: random.chance(35),
+                squash: random.chance(20) ? squash(of: migrations, launchCount: launchCount, random: &random) : nil))
         }
         var app = random.pick(appVersions)
         var launches: [Launch] = []
@@ -92,6 +93,19 @@ enum ScenarioGenerator {
         default: kind = .inMemory
         }
         return ModelScenario(managers: managers, launches: launches, storeKind: kind)
+    }
+
+    /// A squash of a run of consecutive migrations registered from the first launch, none
+    /// post-deploy or deferred; its originals removed from a later launch now and then.
+    private static func squash(of migrations: [MigrationSpec], launchCount: Int, random: inout SeededGenerator) -> SquashSpec? {
+        let sorted = migrations.sorted { $0.version < $1.version }
+        let start = random.int(0...(sorted.count - 1))
+        var end = start
+        while end + 1 < sorted.count, random.chance(70) { end += 1 }
+        let run = sorted[start...end]
+        guard run.allSatisfy({ $0.introducedAt == 0 && !$0.postDeploy && !$0.isDeferred }) else { return nil }
+        let removedAt = launchCount > 1 && random.chance(40) ? random.int(1...(launchCount - 1)) : nil
+        return SquashSpec(from: run.first!.version, through: run.last!.version, originalsRemovedAt: removedAt)
     }
 
     private static func launch(app: Version, managers: [ManagerSpec], random: inout SeededGenerator) -> Launch {

@@ -255,6 +255,20 @@ import TestSupport
             == .squashIsPostDeploy(manager: "library", store: "library store", squash: "1.1"))
         #expect(try refusal { $0.squash(from: "1.0", through: "1.3") { _ in } } == nil)
     }
+
+    /// A squash after a deferred migration waits with it, and the plan lists every migration it
+    /// records as deferred (the reference model found them missing: the list took only steps
+    /// that run one migration).
+    @Test func aSquashBehindADeferredMigrationIsListedDeferredWithEveryMigrationItRecords() throws {
+        let coordinator = MigrationCoordinator(appVersion: "2.0")
+        let library = try coordinator.manager("library", store: self.library)
+        library.registerResumable("0.9", deferred: true) { _, _ in .finished(processed: 0) }
+        for version in ["1.0", "1.1"] as [Version] { library.register(version) { $0.append("library@\(version)") } }
+        library.squash(from: "1.0", through: "1.1") { $0.append("library 1.0-1.1") }
+        let plan = try coordinator.plan()
+        #expect(plan.managers[0].pending == ["0.9", "1.0", "1.1"])
+        #expect(plan.managers[0].deferred == ["0.9", "1.0", "1.1"])
+    }
 }
 
 extension PlannedStep.ID {
