@@ -36,6 +36,12 @@ public struct TransactionRequest: Sendable {
     // for every step of every run.
     private let run: any MigrationRunControl
     private let step: Int
+    /// Whether the body changes records only after its last call that can throw, so that a body
+    /// that throws has left them untouched: true of every step the step executor runs, which
+    /// checks, runs the migration, then records it. A store that rolls back by keeping a copy
+    /// (``InMemoryStore``) keeps none of the records then: a copy of a record copies its whole
+    /// applied set, on every step.
+    let changesRecordsLast: Bool
 
     /// A request for `migration`, reporting waits to `onWait`: for tests of a custom store.
     public init(
@@ -44,13 +50,14 @@ public struct TransactionRequest: Sendable {
     ) {
         self.init(
             migration: migration, source: StepSource(run: StandaloneRun(onWait: onWait), step: 0), mode: mode,
-            isBatch: isBatch, options: options)
+            isBatch: isBatch, options: options, changesRecordsLast: false)
     }
 
     init(
         migration: MigrationReference?, source: StepSource, mode: TransactionMode = .transactional, isBatch: Bool = false,
-        options: MigrationOptions = MigrationOptions()
+        options: MigrationOptions = MigrationOptions(), changesRecordsLast: Bool = true
     ) {
+        self.changesRecordsLast = changesRecordsLast
         self.migration = migration
         self.mode = mode
         self.isBatch = isBatch

@@ -69,12 +69,32 @@ public final class InMemoryStore<Value: Sendable>: MigrationStore, @unchecked Se
         _ request: TransactionRequest, _ body: (inout [String: MigrationRecord], inout Value) throws -> T
     ) throws -> T {
         try lock.withLock {
-            var newRecords = records
             var newValue = value
-            let result = try body(&newRecords, &newValue)
-            records = newRecords
-            value = newValue
-            return result
+            guard request.changesRecordsLast else {
+                var newRecords = records
+                let result = try body(&newRecords, &newValue)
+                records = newRecords
+                value = newValue
+                return result
+            }
+            // The records are moved out, not copied, so that the step changes them in place; a
+            // body that throws has not changed them, so they go back as they are.
+            var ownRecords = records
+            records = [:]
+            #if DEBUG
+            let before = ownRecords
+            #endif
+            defer { records = ownRecords }
+            do {
+                let result = try body(&ownRecords, &newValue)
+                value = newValue
+                return result
+            } catch {
+                #if DEBUG
+                assert(ownRecords == before, "a step's body changed records, then threw")
+                #endif
+                throw error
+            }
         }
     }
 
