@@ -169,6 +169,23 @@ public struct PostgreSQLFixtureKind: StoreFixtureKind {
         }
     }
 
+    /// Every row of every table but the record tables, as the dump reads it (`row_to_json`),
+    /// named by its place among the table's rows in text order.
+    public func contents(of store: any MigrationStore) throws -> [SnapshotEntry] {
+        let store = try postgreSQL(store)
+        let dump = try store.withSession { db -> PostgreSQLDump? in
+            try db.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+            defer { try? db.execute("ROLLBACK") }
+            guard try exists(store.schema, on: db) else { return nil }
+            return try PostgreSQLDump.read(schema: store.schema, on: db)
+        }
+        return (dump?.tables ?? []).filter { !Self.recordTables.contains($0.name) }.flatMap { table in
+            table.rows.sorted().enumerated().map { position, row in
+                SnapshotEntry(.content, "table \(table.name), row \(position + 1)", row)
+            }
+        }
+    }
+
     public func discard(_ store: any MigrationStore) throws {
         let store = try postgreSQL(store)
         try store.withSession { db in try db.execute("DROP SCHEMA IF EXISTS \(PostgreSQLConnection.quoted(store.schema)) CASCADE") }
