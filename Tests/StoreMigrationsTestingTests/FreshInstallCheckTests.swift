@@ -192,4 +192,23 @@ import TestSupport
                 installed: "table folder is empty", path: "as shipped"),
         ])
     }
+
+    @Test func inMemoryStoresAreComparedByTheirValue() throws {
+        @Sendable func coordinator(_ location: StoreLocation, squashes: Bool, forgets: Bool) throws -> MigrationCoordinator {
+            let coordinator = MigrationCoordinator(appVersion: "1.1")
+            let counters = try coordinator.manager("counters", store: InMemoryStore<[String: Int]>([:]))
+            counters.register("1.0") { $0["launches"] = 0 }
+            counters.register("1.1") { $0["crashes"] = 0 }
+            if squashes { counters.squash(from: "1.0", through: "1.1") { $0 = forgets ? ["launches": 0] : ["launches": 0, "crashes": 0] } }
+            return coordinator
+        }
+        var tester = UpgradeTester(kinds: [InMemoryKind<[String: Int]>()]) { try coordinator($0, squashes: true, forgets: true) }
+        tester.temporaryDirectory = folder.url
+        let failure = try #require(throws: FreshInstallCheckFailure.self) {
+            try tester.checkFreshInstall { try coordinator($0, squashes: false, forgets: false) }
+        }
+        #expect(failure.differences.map(\.location) == ["value"])
+        #expect(failure.differences.first?.reference == #"{"crashes":0,"launches":0}"#)
+        #expect(failure.differences.first?.installed == #"{"launches":0}"#)
+    }
 }
