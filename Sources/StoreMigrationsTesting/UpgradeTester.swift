@@ -134,6 +134,10 @@ public struct UpgradeTester: Sendable {
     /// at each manager's highest migration at or below it), lets `insert` add the test's data,
     /// and captures the result into `folder` as a fixture of `version`.
     ///
+    /// A version inside the range of a squashed migration cannot be seeded by a coordinator that
+    /// registers the squash (a new store takes it whole): seed it with a tester whose factory
+    /// leaves the squash out, the history replayed, and check the fixture with this one.
+    ///
     /// ```swift
     /// let fixture = try tester.seed(at: "1.1", into: folder) { stores in
     ///     try stores.store("library", as: SQLiteStore.self).write { db in
@@ -150,7 +154,15 @@ public struct UpgradeTester: Sendable {
         let targets = coordinator.registeredManagers.compactMap { manager in
             manager.versions.last { $0 <= version }.map { MigrationReference(manager: manager.name, version: $0) }
         }
-        if !targets.isEmpty { try coordinator.run(targets: targets) }
+        if !targets.isEmpty {
+            // A new store takes a squashed migration whole, even for a target inside its range:
+            // stores seeded that way would hold more than `version`.
+            let report = try coordinator.run(targets: targets)
+            if let squash = report.steps.first(where: { $0.id.action == .squash && $0.id.version.map { $0 > version } ?? false }) {
+                throw UpgradeTestingError(
+                    store: squash.id.manager, reason: .seededThroughSquash(version: version, squash: squash.id.description))
+            }
+        }
         try insert(SeededStores(version: version, location: location, coordinator: coordinator))
         return try capture(CoordinatorStores(coordinator), appVersion: version, into: folder)
     }
