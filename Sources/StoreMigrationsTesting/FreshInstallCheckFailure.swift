@@ -81,14 +81,11 @@ public struct FreshInstallCheckFailure: Error, Sendable, Hashable, CustomStringC
     }
 
     /// The stores that differ, in order, each once.
-    public var stores: [String] {
-        var seen = Set<String>()
-        return differences.map(\.store).filter { seen.insert($0).inserted }
-    }
+    public var stores: [String] { DiffSummary.once(differences.map(\.store)) }
 
     public var description: String {
         let names = stores.joined(separator: ", ")
-        let count = "\(differences.count) difference\(differences.count == 1 ? "" : "s")"
+        let count = DiffSummary.count(differences.count)
         let summary = "a fresh install of \(appVersion) \(path) does not end where one \(referencePath) does in \(names) (\(count)); "
             + "fix \(names)'s squashed migration (or declared schema) to end where the migrations it replaces do"
         return ([summary] + steps + ["--- fresh install of \(appVersion), \(referencePath)", "+++ fresh install of \(appVersion), \(path)"]
