@@ -28,18 +28,19 @@ public struct CacheDirectoryKind: StoreFixtureKind {
     /// Every file under the directory but the store's own (its marker), by path, with its size
     /// and a checksum of its bytes.
     public func contents(of store: any MigrationStore) throws -> [SnapshotEntry] {
-        let directory = try cache(store).directory.resolvingSymlinksInPath()
-        guard let files = FileManager.default.enumerator(at: directory, includingPropertiesForKeys: [.isRegularFileKey]) else { return [] }
+        let directory = try cache(store).directory
+        let files = FileManager.default
+        guard files.fileExists(atPath: directory.path) else { return [] }
         var entries: [SnapshotEntry] = []
-        for case let file as URL in files {
-            let path = String(file.resolvingSymlinksInPath().path.dropFirst(directory.path.count + 1))
-            // The marker and its temporary copies: records, compared as records.
-            guard !path.hasPrefix(".store-migrations"), try file.resourceValues(forKeys: [.isRegularFileKey]).isRegularFile == true
-            else { continue }
+        // The marker and its temporary copies are records, compared as records.
+        for path in try files.subpathsOfDirectory(atPath: directory.path).sorted() where !path.hasPrefix(".store-migrations") {
+            let file = directory.appendingPathComponent(path)
+            var isDirectory: ObjCBool = false
+            guard files.fileExists(atPath: file.path, isDirectory: &isDirectory), !isDirectory.boolValue else { continue }
             let bytes = try Data(contentsOf: file)
             entries.append(SnapshotEntry(.content, "file \(path)", "\(bytes.count) bytes, FNV-1a \(String(Self.checksum(bytes), radix: 16))"))
         }
-        return entries.sorted { $0.location < $1.location }
+        return entries
     }
 
     /// 64-bit FNV-1a: stable from run to run, unlike `Hasher`, so that a diff shows the same value.
