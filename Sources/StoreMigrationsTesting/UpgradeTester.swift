@@ -309,6 +309,10 @@ public struct UpgradeTester: Sendable {
                 steps.append("\(label) \(path): \(ran(installed.report)); \(referencePath): \(ran(replayed.report))")
             }
         }
+        for group in installed.stores.groups where replayed.stores.group(holding: group.names[0]) == nil {
+            differences.append(FreshInstallCheckFailure.Difference(
+                store: group.label, kind: .records, location: "managers of the store", reference: nil, installed: group.label, path: path))
+        }
         for invariant in invariants {
             guard let referenceGroup = replayed.stores.group(holding: invariant.manager),
                 let group = installed.stores.group(holding: invariant.manager)

@@ -211,4 +211,35 @@ import TestSupport
         #expect(failure.differences.first?.reference == #"{"crashes":0,"launches":0}"#)
         #expect(failure.differences.first?.installed == #"{"launches":0}"#)
     }
+
+    @Test func aStoreOnlyOneInstallHasIsADifference() throws {
+        let failure = try #require(throws: FreshInstallCheckFailure.self) {
+            try tester().checkFreshInstall { location in
+                let coordinator = try Self.coordinator(at: location, squashes: false)
+                let audit = try coordinator.manager("audit", store: PreferencesStore(url: location.url("Audit.json")))
+                audit.register("1.0") { try $0.set(true, for: "enabled") }
+                return coordinator
+            }
+        }
+        #expect(failure.differences == [
+            FreshInstallCheckFailure.Difference(
+                store: "audit", kind: .records, location: "managers of the store", reference: "audit", installed: nil,
+                path: "as shipped"),
+        ])
+        var extra = UpgradeTester(kinds: [.sqlite]) { location in
+            let coordinator = try Self.coordinator(at: location, squashes: true)
+            let audit = try coordinator.manager("audit", store: PreferencesStore(url: location.url("Audit.json")))
+            audit.register("1.0") { try $0.set(true, for: "enabled") }
+            return coordinator
+        }
+        extra.temporaryDirectory = folder.url
+        let other = try #require(throws: FreshInstallCheckFailure.self) {
+            try extra.checkFreshInstall { location in try Self.coordinator(at: location, squashes: false) }
+        }
+        #expect(other.differences == [
+            FreshInstallCheckFailure.Difference(
+                store: "audit", kind: .records, location: "managers of the store", reference: nil, installed: "audit",
+                path: "as shipped"),
+        ])
+    }
 }
