@@ -40,14 +40,7 @@ public struct PostgreSQLFixtureKind: StoreFixtureKind {
     public func accepts(_ store: any MigrationStore) -> Bool { store is PostgreSQLStore }
 
     public func capture(_ store: any MigrationStore, into folder: URL) throws -> Bool {
-        let store = try postgreSQL(store)
-        let dump = try store.withSession { db -> PostgreSQLDump? in
-            try db.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
-            defer { try? db.execute("ROLLBACK") }
-            guard try exists(store.schema, on: db) else { return nil }
-            return try PostgreSQLDump.read(schema: store.schema, on: db)
-        }
-        guard let dump else { return false }
+        guard let dump = try dump(of: postgreSQL(store)) else { return false }
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
         try encoder.encode(dump).write(to: folder.appendingPathComponent(Self.fileName), options: .atomic)
@@ -169,9 +162,29 @@ public struct PostgreSQLFixtureKind: StoreFixtureKind {
         }
     }
 
+    /// Every row of every table but the record tables, as the dump reads it (`row_to_json`),
+    /// named by its place among the table's rows in text order.
+    public func contents(of store: any MigrationStore) throws -> [SnapshotEntry] {
+        return (try dump(of: postgreSQL(store))?.tables ?? []).filter { !Self.recordTables.contains($0.name) }.flatMap { table in
+            table.rows.sorted().enumerated().map { position, row in
+                SnapshotEntry(.content, "table \(table.name), row \(position + 1)", row)
+            }
+        }
+    }
+
     public func discard(_ store: any MigrationStore) throws {
         let store = try postgreSQL(store)
         try store.withSession { db in try db.execute("DROP SCHEMA IF EXISTS \(PostgreSQLConnection.quoted(store.schema)) CASCADE") }
+    }
+
+    /// The store's schema, read in one snapshot; `nil` when the schema does not exist.
+    private func dump(of store: PostgreSQLStore) throws -> PostgreSQLDump? {
+        try store.withSession { db -> PostgreSQLDump? in
+            try db.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+            defer { try? db.execute("ROLLBACK") }
+            guard try exists(store.schema, on: db) else { return nil }
+            return try PostgreSQLDump.read(schema: store.schema, on: db)
+        }
     }
 
     private func exists(_ schema: String, on db: PostgreSQLConnection) throws -> Bool {

@@ -103,6 +103,29 @@ public struct SQLiteFixtureKind: StoreFixtureKind {
         }
     }
 
+    /// Every row of every table but the record tables, named by its primary key (or, in a table
+    /// without one, by its place among the rows in text order).
+    public func contents(of store: any MigrationStore) throws -> [SnapshotEntry] {
+        try database(store).read { db in
+            var entries: [SnapshotEntry] = []
+            for table in try db.schema().tables {
+                let quoted = "\"" + table.name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+                let rows = try db.rows("SELECT * FROM \(quoted)").sorted { $0.description < $1.description }
+                for (position, row) in rows.enumerated() {
+                    let key = table.primaryKey.compactMap { column -> String? in
+                        guard let index = row.columnNames.firstIndex(where: { $0.caseInsensitiveCompare(column) == .orderedSame }) else {
+                            return nil
+                        }
+                        return "\(column) \(row.values[index])"
+                    }
+                    let name = key.isEmpty ? "\(position + 1)" : key.joined(separator: ", ")
+                    entries.append(SnapshotEntry(.content, "table \(table.name), row \(name)", row.description))
+                }
+            }
+            return entries
+        }
+    }
+
     private func database(_ store: any MigrationStore) throws -> SQLiteStore {
         guard let store = store as? SQLiteStore else {
             throw UpgradeTestingError(store: store.description, reason: .noKind(store: name))

@@ -40,6 +40,13 @@ public struct InMemoryKind<Value: Codable & Sendable>: StoreFixtureKind {
 
     public func snapshot(of store: any MigrationStore) throws -> [SnapshotEntry] { [] }
 
+    /// The value, as JSON with sorted keys.
+    public func contents(of store: any MigrationStore) throws -> [SnapshotEntry] {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        return [SnapshotEntry(.content, "value", String(decoding: try encoder.encode(try memory(store).contents), as: UTF8.self))]
+    }
+
     private func memory(_ store: any MigrationStore) throws -> InMemoryStore<Value> {
         guard let store = store as? InMemoryStore<Value> else { throw UpgradeTestingError(store: store.description, reason: .noKind(store: name)) }
         return store

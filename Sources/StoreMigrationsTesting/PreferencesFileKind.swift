@@ -25,6 +25,11 @@ public struct PreferencesFileKind: StoreFixtureKind {
         PreferenceKeys.entries(try preferences(store).read(), levelsKey: PreferencesStore.levelsKey)
     }
 
+    /// Every key with its value.
+    public func contents(of store: any MigrationStore) throws -> [SnapshotEntry] {
+        PreferenceKeys.contents(try preferences(store).read(), levelsKey: PreferencesStore.levelsKey)
+    }
+
     private func preferences(_ store: any MigrationStore) throws -> PreferencesStore {
         guard let store = store as? PreferencesStore else { throw UpgradeTestingError(store: store.description, reason: .noKind(store: name)) }
         return store

@@ -17,6 +17,40 @@ enum RecordEntries {
         }
     }
 
+    /// A store's records as two fresh installs must both have them: for each registered
+    /// migration of each manager, whether it is applied, and with which name and fingerprint,
+    /// or under the baseline mark; the app version the hook last ran for; what is in progress or
+    /// recorded but not registered. When each migration was applied and how long it took are
+    /// left out: they differ from one install to the next, and a squash records the whole step's
+    /// time under its own version and none under the others it replaces.
+    static func labelledEntries(_ managers: [RegisteredManager], records: [String: MigrationRecord]) -> [SnapshotEntry] {
+        managers.flatMap { manager in
+            let record = records[manager.name] ?? MigrationRecord()
+            var entries = manager.versions.map { version in
+                SnapshotEntry(.records, "records of \(manager.name), migration \(version)", label(version, in: record))
+            }
+            let registered = Set(manager.versions)
+            let unknown = record.appliedVersions.filter { !registered.contains($0) }
+            if !unknown.isEmpty {
+                entries.append(SnapshotEntry(.records, "records of \(manager.name), not registered", list(unknown)))
+            }
+            if !record.inProgress.isEmpty {
+                entries.append(SnapshotEntry(.records, "records of \(manager.name), in progress", list(record.inProgress.map(\.version))))
+            }
+            entries.append(SnapshotEntry(
+                .records, "records of \(manager.name), app version of the hook", record.appVersion?.description ?? "none"))
+            return entries
+        }
+    }
+
+    private static func label(_ version: Version, in record: MigrationRecord) -> String {
+        guard let applied = record.appliedMigration(version) else {
+            return record.isApplied(version) ? "applied by the baseline mark \(record.baseline?.description ?? "")" : "not applied"
+        }
+        return "applied, named " + (applied.name.map { "\"\($0)\"" } ?? "nothing") + ", fingerprint "
+            + (applied.fingerprint?.description ?? "none")
+    }
+
     /// `library: 1.1, 1.2 by the baseline 1.2`, for each manager with migrations applied by a
     /// baseline mark rather than run.
     static func baselines(_ managers: [RegisteredManager], records: [String: MigrationRecord]) -> [String] {

@@ -1,9 +1,10 @@
 /// One fact about a store that an upgrade check compares: a column's definition, an index, a
-/// preference key, a manager's applied migrations.
+/// preference key, a manager's applied migrations, a row.
 ///
 /// ```swift
 /// SnapshotEntry(.schema, "table note, column body", "\"body\" TEXT DEFAULT ''")
 /// SnapshotEntry(.keys, "key notes.sortOrder", "a string")
+/// SnapshotEntry(.content, "table category, row id 1", "[id: 1, name: 'Inbox']")
 /// ```
 public struct SnapshotEntry: Sendable, Hashable, Codable, CustomStringConvertible {
     /// How an entry is compared.
@@ -15,6 +16,10 @@ public struct SnapshotEntry: Sendable, Hashable, Codable, CustomStringConvertibl
         /// Present in an upgraded store whenever a fresh install has it (a default it writes);
         /// an upgraded store may have more (the user's own settings).
         case keys
+        /// The same on both sides, present or absent: a row, a key's value, a file. Compared
+        /// only between two fresh installs (``UpgradeTester/checkFreshInstall(_:referencePath:matches:)``),
+        /// which hold no user's data.
+        case content
     }
 
     /// How the entry is compared.

@@ -25,6 +25,13 @@ public protocol StoreFixtureKind: Sendable {
     /// and the keys a fresh install writes.
     func snapshot(of store: any MigrationStore) throws -> [SnapshotEntry]
 
+    /// What two fresh installs of one release must both hold, besides the ``snapshot(of:)``: the
+    /// rows, the keys with their values, the files (entries of aspect
+    /// ``SnapshotEntry/Aspect/content``). Compared by
+    /// ``UpgradeTester/checkFreshInstall(_:referencePath:matches:)`` only; a kind that does not say
+    /// compares no content.
+    func contents(of store: any MigrationStore) throws -> [SnapshotEntry]
+
     /// Removes what `store` keeps outside its location's folder (a `UserDefaults` suite, a
     /// database schema). Called when a test is done with a location.
     func discard(_ store: any MigrationStore) throws
@@ -33,4 +40,7 @@ public protocol StoreFixtureKind: Sendable {
 extension StoreFixtureKind {
     /// Nothing outside the location's folder.
     public func discard(_ store: any MigrationStore) throws {}
+
+    /// No content compared.
+    public func contents(of store: any MigrationStore) throws -> [SnapshotEntry] { [] }
 }

@@ -29,14 +29,11 @@ public struct UpgradeCheckFailure: Error, Sendable, Hashable, CustomStringConver
     }
 
     /// The stores that differ, in order, each once.
-    public var stores: [String] {
-        var seen = Set<String>()
-        return differences.map(\.store).filter { seen.insert($0).inserted }
-    }
+    public var stores: [String] { DiffSummary.once(differences.map(\.store)) }
 
     public var description: String {
         let names = stores.joined(separator: ", ")
-        let count = "\(differences.count) difference\(differences.count == 1 ? "" : "s")"
+        let count = DiffSummary.count(differences.count)
         let onlyInvariants = differences.allSatisfy { $0.kind == .invariant }
         let summary = onlyInvariants
             ? "upgrading \(names) from \(upgradedFrom) to \(appVersion) breaks the app's data invariants (\(count));"

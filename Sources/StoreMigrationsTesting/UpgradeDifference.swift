@@ -10,6 +10,9 @@ public struct UpgradeDifference: Sendable, Hashable, Codable, CustomStringConver
         case records
         /// A key a fresh install writes and the upgraded store lacks.
         case keys
+        /// A row, a key's value or a file that one fresh install has and another has not, or
+        /// has otherwise.
+        case content
         /// One of the app's data invariants.
         case invariant
     }

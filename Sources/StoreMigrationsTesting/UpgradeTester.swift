@@ -134,6 +134,10 @@ public struct UpgradeTester: Sendable {
     /// at each manager's highest migration at or below it), lets `insert` add the test's data,
     /// and captures the result into `folder` as a fixture of `version`.
     ///
+    /// A version inside the range of a squashed migration cannot be seeded by a coordinator that
+    /// registers the squash (a new store takes it whole): seed it with a tester whose factory
+    /// leaves the squash out, the history replayed, and check the fixture with this one.
+    ///
     /// ```swift
     /// let fixture = try tester.seed(at: "1.1", into: folder) { stores in
     ///     try stores.store("library", as: SQLiteStore.self).write { db in
@@ -150,7 +154,15 @@ public struct UpgradeTester: Sendable {
         let targets = coordinator.registeredManagers.compactMap { manager in
             manager.versions.last { $0 <= version }.map { MigrationReference(manager: manager.name, version: $0) }
         }
-        if !targets.isEmpty { try coordinator.run(targets: targets) }
+        if !targets.isEmpty {
+            // A new store takes a squashed migration whole, even for a target inside its range:
+            // stores seeded that way would hold more than `version`.
+            let report = try coordinator.run(targets: targets)
+            if let squash = report.steps.first(where: { $0.id.action == .squash && $0.id.version.map { $0 > version } ?? false }) {
+                throw UpgradeTestingError(
+                    store: squash.id.manager, reason: .seededThroughSquash(version: version, squash: squash.id.description))
+            }
+        }
         try insert(SeededStores(version: version, location: location, coordinator: coordinator))
         return try capture(CoordinatorStores(coordinator), appVersion: version, into: folder)
     }
@@ -219,6 +231,116 @@ public struct UpgradeTester: Sendable {
         return UpgradeCheckReport(
             upgradedFrom: fixture.appVersion, appVersion: upgradedCoordinator.appVersion, upgrade: report,
             stores: fresh.groups.map(\.label), invariantsChecked: invariants.count, baselines: baselines)
+    }
+
+    // MARK: Fresh installs
+
+    /// Installs the app twice on new stores, once with the tester's coordinator (the release as
+    /// it ships, taking its shortcuts: squashed migrations, stores created from a declared schema)
+    /// and once with `reference`'s (the same history replayed: the original migrations only),
+    /// and checks that both end alike, store by store:
+    ///
+    /// - **schema** and **content**: what each kind compares (``StoreFixtureKind/snapshot(of:)``)
+    ///   and what each install holds (``StoreFixtureKind/contents(of:)``: rows, keys with their
+    ///   values, files), both ways;
+    /// - **records**: for each registered migration of each manager, applied or not, with the
+    ///   same name and fingerprint, or under the same baseline mark; the app version the hook
+    ///   last ran for; what is in progress. Only when each migration was applied and how long it
+    ///   took are ignored: they differ from run to run, and a squash records its replaced
+    ///   migrations with its own start time and no duration of theirs;
+    /// - **invariants**: each of ``invariants``, given the reference install as `before` and each
+    ///   install in turn as `after` (a fresh install has no fixture).
+    ///
+    /// ```swift
+    /// let shipped = UpgradeTester(kinds: [.sqlite]) { location in
+    ///     try NotesStores.coordinator(in: location.directory)
+    /// }
+    /// try shipped.checkFreshInstall { location in
+    ///     try NotesStores.coordinator(in: location.directory, squashes: false)
+    /// }
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - path: The name of the tester's install in the diff: `as shipped`, `through the squash`.
+    ///   - referencePath: The name of the reference install in the diff.
+    ///   - reference: Builds the reference coordinator at a location, as the tester's factory
+    ///     does: the same managers and stores, with another registration of the same history.
+    /// - Returns: What was compared, when both installs end alike.
+    /// - Throws: ``FreshInstallCheckFailure`` listing every difference; a run's own error
+    ///   (`MigrationRunError`) when a migration fails on a fresh store.
+    @discardableResult
+    public func checkFreshInstall(
+        _ path: String = "as shipped", referencePath: String = "replayed", matches reference: @escaping CoordinatorFactory
+    ) throws -> FreshInstallCheckReport {
+        var cleanups: [() throws -> Void] = []
+        defer { for cleanup in cleanups { try? cleanup() } }
+        func install(_ factory: CoordinatorFactory) throws -> (stores: CoordinatorStores, report: MigrationReport, appVersion: Version) {
+            let location = try makeLocation()
+            let coordinator = try factory(location)
+            let stores = CoordinatorStores(coordinator)
+            cleanups.append { try discard(location, stores: stores) }
+            return (stores, try coordinator.run(), coordinator.appVersion)
+        }
+        let installed = try install(makeCoordinator)
+        let replayed = try install(reference)
+
+        var differences: [FreshInstallCheckFailure.Difference] = []
+        var steps: [String] = []
+        for referenceGroup in replayed.stores.groups {
+            let label = referenceGroup.label
+            guard let group = installed.stores.group(named: referenceGroup.names[0]), group.names == referenceGroup.names else {
+                let other = installed.stores.group(holding: referenceGroup.names[0])?.label
+                differences.append(FreshInstallCheckFailure.Difference(
+                    store: label, kind: .records, location: "managers of the store", reference: label, installed: other, path: path))
+                continue
+            }
+            let found = try entries(of: group), expected = try entries(of: referenceGroup)
+            let before = differences.count
+            differences += SnapshotComparison.mismatches(expected: expected, actual: found, actualMayAddKeys: false).map { mismatch in
+                FreshInstallCheckFailure.Difference(
+                    store: label, kind: UpgradeDifference.Kind(mismatch.aspect), location: mismatch.location,
+                    reference: mismatch.expected, installed: mismatch.actual, path: path)
+            }
+            if differences.count > before {
+                func ran(_ report: MigrationReport) -> String {
+                    let ids = report.steps.filter { group.names.contains($0.id.manager) }.map(\.id.description)
+                    return ids.isEmpty ? "no step" : ids.joined(separator: ", ")
+                }
+                steps.append("\(label) \(path): \(ran(installed.report)); \(referencePath): \(ran(replayed.report))")
+            }
+        }
+        for group in installed.stores.groups where replayed.stores.group(holding: group.names[0]) == nil {
+            differences.append(FreshInstallCheckFailure.Difference(
+                store: group.label, kind: .records, location: "managers of the store", reference: nil, installed: group.label, path: path))
+        }
+        for invariant in invariants {
+            guard let referenceGroup = replayed.stores.group(holding: invariant.manager),
+                let group = installed.stores.group(holding: invariant.manager)
+            else { throw UpgradeTestingError(store: invariant.manager, reason: .noSuchStore(type: "any")) }
+            for (side, store) in [(referencePath, referenceGroup.store), (path, group.store)] {
+                differences += try invariant.check(referenceGroup.store, store).map { problem in
+                    FreshInstallCheckFailure.Difference(
+                        store: group.label, kind: .invariant, location: invariant.name, reference: invariant.name, installed: problem,
+                        path: side)
+                }
+            }
+        }
+
+        guard differences.isEmpty else {
+            throw FreshInstallCheckFailure(
+                appVersion: installed.appVersion, path: path, referencePath: referencePath, steps: steps, differences: differences)
+        }
+        return FreshInstallCheckReport(
+            appVersion: installed.appVersion, path: path, referencePath: referencePath, install: installed.report,
+            reference: replayed.report, stores: replayed.stores.groups.map(\.label), invariantsChecked: invariants.count)
+    }
+
+    /// What a fresh install of a store is compared by: its kind's schema and content, and its
+    /// managers' records with their names and fingerprints.
+    private func entries(of group: CoordinatorStores.Group) throws -> [SnapshotEntry] {
+        let kind = try requiredKind(for: group)
+        return try kind.snapshot(of: group.store) + kind.contents(of: group.store)
+            + RecordEntries.labelledEntries(group.managers, records: try group.store.readRecords())
     }
 
     // MARK: Kinds

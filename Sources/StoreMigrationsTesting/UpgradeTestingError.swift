@@ -1,4 +1,5 @@
 import Foundation
+import StoreMigrations
 
 /// A fixture or an upgrade test that cannot be carried out as written.
 public struct UpgradeTestingError: Error, Sendable, Hashable, CustomStringConvertible, LocalizedError {
@@ -21,6 +22,8 @@ public struct UpgradeTestingError: Error, Sendable, Hashable, CustomStringConver
         /// The server refused to recreate the fixture's schema (an extension or a privilege the
         /// server lacks, or a dump from a newer server); nothing of it was left.
         case restoreFailed(detail: String)
+        /// Seeding at `version` ran `squash`, a squashed migration whose range goes past it.
+        case seededThroughSquash(version: Version, squash: String)
     }
 
     /// The manager (or managers, comma-separated) of the store concerned.
@@ -53,6 +56,10 @@ public struct UpgradeTestingError: Error, Sendable, Hashable, CustomStringConver
         case .restoreFailed(let detail):
             return "the fixture of \(store) does not restore on this server (\(detail)); nothing of it was kept. Install what the "
                 + "server reports missing (an extension, a role's privilege), or capture the fixture again on a server of this version"
+        case .seededThroughSquash(let version, let squash):
+            return "seeding the store of \(store) at \(version) ran the squashed migration \(squash), whose range goes past \(version): "
+                + "a new store takes it whole, so nothing was captured. Seed \(version) with a tester whose coordinator leaves "
+                + "that squash out (the history replayed), then check the fixture with this one"
         case .missingRole(let role):
             return "the fixture of \(store) grants privileges to the role \"\(role)\", which the server restoring it does not have; "
                 + "create the role on that server (CREATE ROLE) before restoring the fixture"

@@ -34,6 +34,11 @@ public struct UserDefaultsKind: StoreFixtureKind {
         PreferenceKeys.entries(try defaultsStore(store).read(), levelsKey: UserDefaultsStore.levelsKey)
     }
 
+    /// Every key with its value.
+    public func contents(of store: any MigrationStore) throws -> [SnapshotEntry] {
+        PreferenceKeys.contents(try defaultsStore(store).read(), levelsKey: UserDefaultsStore.levelsKey)
+    }
+
     public func discard(_ store: any MigrationStore) throws {
         let store = try defaultsStore(store)
         try defaults(store).removePersistentDomain(forName: store.domainName)

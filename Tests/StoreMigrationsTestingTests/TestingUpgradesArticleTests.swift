@@ -10,7 +10,7 @@ import TestSupport
 // same calls), as written there. A sample that changes in the article changes here too.
 
 enum NotesStores {
-    static func coordinator(in folder: URL, forgetsBodyDefault: Bool = false) throws -> MigrationCoordinator {
+    static func coordinator(in folder: URL, forgetsBodyDefault: Bool = false, squashes: Bool = true) throws -> MigrationCoordinator {
         let coordinator = MigrationCoordinator(appVersion: "2.0")
         let prefsFile = folder.appendingPathComponent("Preferences.json")
         let prefs = try coordinator.manager("preferences", store: PreferencesStore(url: prefsFile))
@@ -27,6 +27,14 @@ enum NotesStores {
         }
         library.register("1.1") { db in
             try db.execute("ALTER TABLE note ADD COLUMN created_at TEXT")
+        }
+        if squashes {
+            library.squash(from: "1.0", through: "1.1") { db in
+                try db.execute("""
+                    CREATE TABLE note(id INTEGER PRIMARY KEY, title TEXT NOT NULL, body TEXT DEFAULT '',
+                        created_at TEXT)
+                    """)
+            }
         }
         library.register("2.0") { db in
             // The article's failure: a rebuild for users who have notes that forgets a default.
@@ -85,7 +93,11 @@ enum NotesStores {
     @Test func theArticlesFixturesUpgradeAndTheirFolderIsAsShown() throws {
         let tester = makeTester()
         _ = try seed1_1(tester)
-        try tester.seed(at: "1.0", into: fixtures.appendingPathComponent("notes-1.0")) { _ in }
+        var replayed = UpgradeTester(kinds: [.sqlite]) { location in
+            try NotesStores.coordinator(in: location.directory, squashes: false)
+        }
+        replayed.temporaryDirectory = folder.url
+        try replayed.seed(at: "1.0", into: fixtures.appendingPathComponent("notes-1.0")) { _ in }
         for version in ["1.0", "1.1"] {
             let report = try makeTester().check(UpgradeFixture(folder: fixtures.appendingPathComponent("notes-\(version)")))
             #expect(report.invariantsChecked == 1)
@@ -106,6 +118,30 @@ enum NotesStores {
             - "body" TEXT DEFAULT ''
             + "body" TEXT
             """)
+    }
+
+    @Test func aNewInstallThroughTheSquashMatchesTheHistory() throws {
+        try makeTester().checkFreshInstall("through the squash") { location in
+            try NotesStores.coordinator(in: location.directory, squashes: false)
+        }
+    }
+
+    @Test func aVersionInsideASquashedRangeIsSeededByTheReplayedHistoryNotTheSquash() throws {
+        let folder = fixtures.appendingPathComponent("notes-1.0")
+        let error = try #require(throws: UpgradeTestingError.self) { try makeTester().seed(at: "1.0", into: folder) { _ in } }
+        #expect(error.reason == .seededThroughSquash(version: "1.0", squash: "library:squash@1.1"))
+        #expect(error.description.hasPrefix("seeding the store of library at 1.0 ran the squashed migration library:squash@1.1"))
+        #expect(!FileManager.default.fileExists(atPath: folder.path))
+
+        var replayed = UpgradeTester(kinds: [.sqlite]) { location in
+            try NotesStores.coordinator(in: location.directory, squashes: false)
+        }
+        replayed.temporaryDirectory = self.folder.url
+        let fixture = try replayed.seed(at: "1.0", into: folder) { _ in }
+        let database = SQLiteStore(url: fixture.folder.appendingPathComponent("library/Notes.sqlite"))
+        #expect(try database.readRecords()["library"]?.appliedVersions == ["1.0"])
+        let report = try makeTester().check(fixture)
+        #expect(report.upgrade.steps.map(\.id.description).filter { $0.hasPrefix("library") } == ["library@1.1", "library@2.0"])
     }
 
     /// Issue 28, item 7: the article says where `fixtures` comes from and how the test target

@@ -88,18 +88,21 @@ package struct LegacyNotesApp {
         try Data(legacy.utf8).write(to: preferencesURL, options: .atomic)
     }
 
+    /// The tables the 1.0 app created, which 2.0 registers as its library's first migration.
+    package static let databaseSchema = """
+        CREATE TABLE note(
+            id INTEGER PRIMARY KEY, title TEXT NOT NULL, body TEXT, date TEXT NOT NULL,
+            category TEXT, full_name TEXT);
+        CREATE TABLE event(id INTEGER PRIMARY KEY, note_id INTEGER NOT NULL REFERENCES note(id), kind TEXT, at TEXT);
+        CREATE TABLE tag(id INTEGER PRIMARY KEY, name TEXT NOT NULL);
+        CREATE TABLE note_tag(note_id INTEGER NOT NULL REFERENCES note(id), tag_id INTEGER NOT NULL REFERENCES tag(id));
+        CREATE INDEX note_date ON note(date);
+        """
+
     private func writeDatabase(notes: Int, progress: (String) -> Void) throws {
         // The 1.0 app wrote its database without this library: plain SQL, no levels.
         try SQLiteStore(url: databaseURL).write { db in
-            try db.execute("""
-                CREATE TABLE note(
-                    id INTEGER PRIMARY KEY, title TEXT NOT NULL, body TEXT, date TEXT NOT NULL,
-                    category TEXT, full_name TEXT);
-                CREATE TABLE event(id INTEGER PRIMARY KEY, note_id INTEGER NOT NULL REFERENCES note(id), kind TEXT, at TEXT);
-                CREATE TABLE tag(id INTEGER PRIMARY KEY, name TEXT NOT NULL);
-                CREATE TABLE note_tag(note_id INTEGER NOT NULL REFERENCES note(id), tag_id INTEGER NOT NULL REFERENCES tag(id));
-                CREATE INDEX note_date ON note(date);
-                """)
+            try db.execute(Self.databaseSchema)
             let insertTag = try db.prepare("INSERT INTO tag(name) VALUES (?)")
             for index in 1...50 { try insertTag.execute(arguments: [.text("tag\(index)")]) }
             let insertNote = try db.prepare(

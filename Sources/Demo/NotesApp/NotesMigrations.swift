@@ -7,8 +7,10 @@ import StoreMigrationsSQLite
 package enum NotesMigrations {
     package static let appVersion: Version = "2.0"
 
-    /// Makes a coordinator with the app's three managers and their migrations.
-    package static func coordinator(for app: LegacyNotesApp) throws -> MigrationCoordinator {
+    /// Makes a coordinator with the app's three managers and their migrations; `squashes: false`
+    /// leaves the squashed migration out, so that a new install replays the whole history (the
+    /// reference its upgrade test compares the squash with).
+    package static func coordinator(for app: LegacyNotesApp, squashes: Bool = true) throws -> MigrationCoordinator {
         let coordinator = MigrationCoordinator(appVersion: appVersion)
         let preferences = try coordinator.manager("preferences", store: PreferencesStore(url: app.preferencesURL))
         let library = try coordinator.manager("library", store: SQLiteStore(url: app.databaseURL))
@@ -17,7 +19,8 @@ package enum NotesMigrations {
         thumbnails.newerStorePolicy = .reset
 
         registerPreferences(preferences)
-        registerLibrary(library, after: preferences)
+        registerLibrary(library, after: preferences, squashes: squashes)
+        try adoptLegacyDatabase(of: app, into: library)
         // Thumbnails are named after notes' GUIDs from 2.0 on: wipe them once the GUIDs exist.
         thumbnails.register("2.0", dependsOn: [library.migration("1.1-1")], options: .named("wipe thumbnails named by note ids")) { cache in
             try cache.removeAll()
@@ -38,7 +41,18 @@ package enum NotesMigrations {
         }
     }
 
-    private static func registerLibrary(_ library: MigrationManager<SQLiteStore>, after preferences: MigrationManager<PreferencesStore>) {
+    private static func registerLibrary(
+        _ library: MigrationManager<SQLiteStore>, after preferences: MigrationManager<PreferencesStore>, squashes: Bool
+    ) {
+        library.register("1.0", options: .named("the 1.0 notes database")) { db in try db.execute(LegacyNotesApp.databaseSchema) }
+        // A new install creates the 1.2 tables at once instead of replaying 1.0 to 1.2; a 1.0
+        // database (adopted at 1.0 below) is part-way through the range and runs the originals,
+        // its event GUIDs batch by batch.
+        if squashes {
+            library.squash(from: "1.0", through: "1.2", options: .named("the 1.2 notes database")) { db in
+                try db.migrateSchema(to: NotesSchema.v1_2)
+            }
+        }
         // The blog's first compatibility level: every event and tag gets a GUID. The schema and
         // the few tags in one step; the events, two a note, in a resumable one: each batch of
         // rows commits with the key it reached, so a launch killed part-way resumes after the
@@ -62,5 +76,15 @@ package enum NotesMigrations {
             "2.0", dependsOn: [preferences.migration("1.1")],
             options: .named("author names split, categories in a table", fingerprint: "noteMapping 1"),
             schema: NotesSchema.v2_0, mappings: [NotesSchema.noteMapping])
+    }
+
+    /// The 1.0 app wrote its database without this library, so it has tables and no records: as
+    /// such it would look new and take the squash. It is adopted at 1.0 instead (once: a
+    /// database with records is left alone), so that it runs the migrations after 1.0.
+    private static func adoptLegacyDatabase(of app: LegacyNotesApp, into library: MigrationManager<SQLiteStore>) throws {
+        guard FileManager.default.fileExists(atPath: app.databaseURL.path), try library.record().isEmpty,
+              try library.store.read({ db in try db.tableExists("note") })
+        else { return }
+        try library.baseline(at: "1.0")
     }
 }
