@@ -24,8 +24,9 @@ package enum Outcome: Sendable {
         /// A deferred migration, or one waiting for it, left to the background by a launch.
         case deferred
         /// A resumable migration stopped between two batches (the launch's budget ran out), the
-        /// progress of its committed batches recorded.
-        case betweenBatches(StepProgress)
+        /// progress of its committed batches recorded. Boxed: every step's outcome is copied
+        /// as it ends, and few stop between batches.
+        indirect case betweenBatches(StepProgress)
     }
 
     /// Whether the step ran and changed its record, whatever level it left.

@@ -63,22 +63,32 @@ final class Scheduler: @unchecked Sendable {
         perform(actions)
     }
 
-    private func run(_ step: Int) {
-        let result = execute(step)
-        lock.lock()
-        let actions = state.finish(step, with: result)
-        perform(actions)
+    /// Runs `first`, then, on the same thread, the first step its end starts (most often the
+    /// next migration of the same store), until a step's end starts none: a step that follows
+    /// another waits for no thread.
+    private func run(_ first: Int) {
+        var step = first
+        while true {
+            let result = execute(step)
+            lock.lock()
+            let actions = state.finish(step, with: result)
+            guard let next = perform(actions, keepingOne: true) else { return }
+            step = next
+        }
     }
 
-    /// Call with `lock` held; releases it.
-    private func perform(_ actions: SchedulerState.Actions) {
+    /// Call with `lock` held; releases it. Dispatches the steps `actions` starts, except the
+    /// first when `keepingOne`: that one is returned, for the caller to run.
+    @discardableResult
+    private func perform(_ actions: SchedulerState.Actions, keepingOne: Bool = false) -> Int? {
         undeliveredSkips += actions.skipped.count
         var finished = takeCompletionIfDone()
         lock.unlock()
-        for step in actions.start { queue.async { self.run(step) } }
+        let kept = keepingOne ? actions.start.first : nil
+        for step in actions.start.dropFirst(kept == nil ? 0 : 1) { queue.async { self.run(step) } }
         guard !actions.skipped.isEmpty else {
             finished?()
-            return
+            return kept
         }
         for skip in actions.skipped { onSkip(skip.step, skip.because) }
         lock.lock()
@@ -86,6 +96,7 @@ final class Scheduler: @unchecked Sendable {
         finished = takeCompletionIfDone()
         lock.unlock()
         finished?()
+        return kept
     }
 
     /// Call with `lock` held; call the returned closure after releasing it.

@@ -12,6 +12,9 @@ struct SchedulerState {
     private let maxConcurrent: Int
     private let failurePolicy: FailurePolicy
     private(set) var results: [Scheduler.Result?]
+    /// Whether `results` holds a step's result: asked of successors at every step's end, where
+    /// reading the optional result would copy it.
+    private var ended: [Bool]
     private var ready = ReadySteps()
     private var storeBusy: [Bool]
     private var waitingForStore: [[Int]]
@@ -25,6 +28,7 @@ struct SchedulerState {
         self.maxConcurrent = max(1, maxConcurrentStores)
         self.failurePolicy = failurePolicy
         self.results = Array(repeating: nil, count: steps.count)
+        self.ended = Array(repeating: false, count: steps.count)
         self.storeBusy = Array(repeating: false, count: steps.storeCount)
         self.waitingForStore = Array(repeating: [], count: steps.storeCount)
         self.isRunning = Array(repeating: false, count: steps.count)
@@ -56,7 +60,7 @@ struct SchedulerState {
             stop(&actions)
         case .applied, .alreadyApplied, .skipped:
             steps.order.complete(step) { successor in
-                if results[successor] == nil { ready.insert(successor) }
+                if !ended[successor] { ready.insert(successor) }
             }
         }
         startReadySteps(&actions)
@@ -89,7 +93,7 @@ struct SchedulerState {
     private mutating func skipDependents(of failed: Int, _ actions: inout Actions) {
         var stack = Array(steps.order.successors(of: failed))
         while let step = stack.popLast() {
-            guard results[step] == nil else { continue }
+            guard !ended[step] else { continue }
             record(Scheduler.Result(outcome: .skipped(because: failed)), for: step)
             actions.skipped.append((step, failed))
             stack.append(contentsOf: steps.order.successors(of: step))
@@ -102,7 +106,7 @@ struct SchedulerState {
         stopping = true
         ready.removeAll()
         for index in waitingForStore.indices { waitingForStore[index].removeAll() }
-        for step in 0..<steps.count where results[step] == nil && !isRunning[step] {
+        for step in 0..<steps.count where !ended[step] && !isRunning[step] {
             record(Scheduler.Result(outcome: .cancelled), for: step)
             actions.skipped.append((step, nil))
         }
@@ -110,6 +114,7 @@ struct SchedulerState {
 
     private mutating func record(_ result: Scheduler.Result, for step: Int) {
         results[step] = result
+        ended[step] = true
         finished += 1
     }
 }
