@@ -16,6 +16,12 @@
 /// replay meets the dependency again. Migrations under ``FingerprintPolicy/ignore`` are not
 /// compared, so they erase nothing.
 ///
+/// The replay from the first migration is forced only in the run that erased, whatever the
+/// manager's ``FirstLaunchPolicy``: nothing is left in an erased store to say it was erased. If
+/// that run stops before a manager's first migration commits, the next launch finds an empty
+/// store without records and treats it as a fresh install, under the manager's first-launch
+/// policy (with ``FirstLaunchPolicy/baseline``, nothing is replayed).
+///
 /// A release build refuses to erase (``DevelopmentModeError/refusedInReleaseBuild(store:change:)``):
 /// the mode is for debug builds, where the library is compiled with `DEBUG`. A continuous
 /// integration job that tests release builds opts in loudly, with

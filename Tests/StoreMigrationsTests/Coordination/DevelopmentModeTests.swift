@@ -60,6 +60,26 @@ import TestSupport
         #expect(store.contents == ["1.0 v2", "1.1"])
     }
 
+    /// Nothing is left in an erased store to say it was erased: when the replay stops before the
+    /// first migration commits, the next launch is a fresh install under the manager's policy.
+    @Test func aReplayThatFailsAtOnceLeavesAFreshInstallToTheNextLaunch() throws {
+        let store = Store([], name: "library store")
+        try launch(store, fingerprint: "v1").coordinator.run()
+        let (coordinator, library) = try launch(store, fingerprint: "v2")
+        library.firstLaunchPolicy = .baseline
+        library.register("0.9") { _ in throw CocoaError(.featureUnsupported) }
+        #expect(throws: MigrationRunError.self) { try coordinator.run() }
+        #expect(store.contents == [])
+        #expect(try store.readRecords().isEmpty)
+
+        let (next, nextLibrary) = try launch(store, fingerprint: "v2")
+        nextLibrary.firstLaunchPolicy = .baseline
+        #expect(try next.plan().managers[0].firstLaunch == .baseline)
+        try next.run()
+        #expect(store.contents == [], "a fresh install under .baseline replays nothing")
+        #expect(try nextLibrary.record().baseline == "1.1")
+    }
+
     @Test func nothingIsErasedWhenNoFingerprintChanged() throws {
         let store = Store([], name: "library store")
         try launch(store, fingerprint: "v1").coordinator.run()
