@@ -29,7 +29,7 @@ extension MigrationManager where Store == SQLiteStore {
     ///
     /// The history is whatever is registered when the coordinator plans: the migrations from the
     /// first through the last, which must be registered with a declared schema
-    /// (``/StoreMigrations/MigrationManager/register(_:dependsOn:options:schema:dataLoss:mappings:)``),
+    /// (``register(_:dependsOn:options:schema:dataLoss:mappings:)``),
     /// and none of them post-deploy or resumable; ``SchemaCreationError`` otherwise, before
     /// anything runs.
     ///
