@@ -12,10 +12,7 @@ extension Database {
         }
         let problems = schema.problems()
         guard problems.isEmpty else { throw SchemaMigrationError.invalidDeclaration(problems: problems, database: path) }
-        for table in schema.tables {
-            try execute(table.createSQL)
-            for index in table.indexes { try execute(index.createSQL(on: table.name)) }
-        }
+        try execute(schema.description)
     }
 
     /// Whether the database holds nothing but the store's record tables.
