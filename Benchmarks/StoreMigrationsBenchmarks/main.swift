@@ -95,6 +95,9 @@ if options.wants("deferred-launch") {
 if options.wants("upgrade-fixture") {
     results += try UpgradeFixtureWorkload(notes: options.quick ? 500 : 20_000, timer: slowTimer).run()
 }
+if options.wants("schema-creation") {
+    results += try SchemaCreationWorkload(migrations: 500, timer: makeTimer(options.quick ? 1 : 9)).run()
+}
 if options.wants("fleet-sqlite") {
     results += try FleetUpToDateWorkload(small: options.quick ? 100 : 1_000, large: options.quick ? 1_000 : 10_000, timer: slowTimer).run()
 }

@@ -7,8 +7,12 @@ extension MigrationManager {
         var bodies = snapshot.registrations.bodies
         var transactions = snapshot.registrations.transactions
         var options = snapshot.registrations.options
+        var registeredSquashes = snapshot.registrations.squashes
+        if !snapshot.registrations.historySquashes.isEmpty, !versions.isEmpty {
+            registeredSquashes += historySquashes(snapshot.registrations)
+        }
         // Stable: by the start of the range, then registration order.
-        let squashes = snapshot.registrations.squashes.enumerated()
+        let squashes = registeredSquashes.enumerated()
             .sorted { ($0.element.from, $0.offset) < ($1.element.from, $1.offset) }.map(\.element)
         // A squash whose replaced migrations are gone stands in for them as a migration of its
         // own at the end of its range, so that the chain, dependencies and records see it there.
@@ -43,7 +47,7 @@ extension MigrationManager {
             if !standsIn[index], let last = recorded.last { dependencies[last] += squash.dependencies }
             return SquashedMigration(
                 from: squash.from, through: squash.through, recorded: recorded, originalsRemoved: standsIn[index],
-                isPostDeploy: squash.options.isPostDeploy, name: squash.options.name)
+                isPostDeploy: squash.options.isPostDeploy, name: squash.options.name, refusal: squash.refusal)
         }
         let squashBodies = squashes.map(\.body)
         let store = self.store
@@ -123,5 +127,26 @@ extension MigrationManager {
                 }
             }
         )
+    }
+
+    /// The squashes of the whole history, each over the migrations registered now, with the
+    /// body its registration makes of them, or the refusal it throws.
+    private func historySquashes(_ registrations: Registrations) -> [RegisteredSquash] {
+        let order = registrations.versions.indices.sorted { registrations.versions[$0] < registrations.versions[$1] }
+        let history = SquashedHistory(
+            manager: name, store: store.description, versions: order.map { registrations.versions[$0] },
+            options: order.map { registrations.options[$0] }, resumable: order.map { registrations.bodies[$0].isResumable })
+        return registrations.historySquashes.map { squash in
+            let from = history.versions[0], through = history.versions[history.versions.count - 1]
+            do {
+                return RegisteredSquash(
+                    from: from, through: through, dependencies: [], options: squash.options, body: try squash.resolve(history))
+            } catch {
+                // Never runs: the plan throws the refusal first.
+                return RegisteredSquash(
+                    from: from, through: through, dependencies: [], options: squash.options, body: { _, _ in throw error },
+                    refusal: error)
+            }
+        }
     }
 }

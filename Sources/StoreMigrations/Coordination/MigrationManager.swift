@@ -43,6 +43,9 @@ public final class MigrationManager<Store: MigrationStore>: @unchecked Sendable 
         @usableFromInline var hasResumable = false
         /// Squashed migrations, in registration order.
         @usableFromInline var squashes: [RegisteredSquash] = []
+        /// Squashes of the whole history, whose range and body are decided when the manager is
+        /// frozen (``squashHistory(options:_:)``); usually none.
+        @usableFromInline var historySquashes: [RegisteredHistorySquash] = []
 
         @usableFromInline
         init() {}
@@ -81,6 +84,17 @@ public final class MigrationManager<Store: MigrationStore>: @unchecked Sendable 
         let dependencies: [MigrationReference]
         let options: MigrationOptions
         let body: BodyWithContext
+        /// Why a plan must refuse the squash before anything runs, decided when the manager was
+        /// frozen (a history squash whose history it cannot replace).
+        var refusal: (any Error)?
+    }
+
+    /// A squash of the whole history as it was registered: its body is made from the history
+    /// once the manager is frozen.
+    @usableFromInline
+    struct RegisteredHistorySquash: Sendable {
+        let options: MigrationOptions
+        let resolve: @Sendable (SquashedHistory) throws -> BodyWithContext
     }
 
     /// A body as it was registered, so that a plain body is not wrapped in a closure that takes a
@@ -300,6 +314,17 @@ public final class MigrationManager<Store: MigrationStore>: @unchecked Sendable 
 
     private func appendSquash(_ squash: RegisteredSquash) {
         lock.withLock { registrations.squashes.append(squash) }
+    }
+
+    /// Registers a squash of the manager's whole history, from its first registered migration
+    /// through its last, whichever they are when a plan or run freezes the manager: the store
+    /// products' creation of a new store from the declared schema the history ends in. `resolve`
+    /// makes the squash's body from the history then, or throws the typed error a plan throws
+    /// before anything runs. Otherwise a squash as ``squash(from:through:dependsOn:options:_:)-(_,_,_,_,BodyWithContext)``.
+    package func squashHistory(
+        options: MigrationOptions = MigrationOptions(), _ resolve: @escaping @Sendable (SquashedHistory) throws -> BodyWithContext
+    ) {
+        lock.withLock { registrations.historySquashes.append(RegisteredHistorySquash(options: options, resolve: resolve)) }
     }
 
     @inlinable

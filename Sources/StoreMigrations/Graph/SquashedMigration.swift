@@ -6,7 +6,7 @@
 /// of them with its own name and fingerprint. Once they are removed, the squash stands in for
 /// them as a migration of its own at `through` (`recorded` is its one position), and a store
 /// still part-way through the range can no longer be migrated by this release.
-struct SquashedMigration: Sendable, Hashable {
+struct SquashedMigration: Sendable {
     let from: Version
     let through: Version
     /// Positions among the manager's versions of the migrations a squashed run records applied.
@@ -14,6 +14,9 @@ struct SquashedMigration: Sendable, Hashable {
     let originalsRemoved: Bool
     let isPostDeploy: Bool
     let name: String?
+    /// The error a plan throws before anything runs, decided when the manager was frozen: a squash
+    /// of the whole history that cannot replace it (``MigrationManager/squashHistory(options:_:)``).
+    var refusal: (any Error)?
 
     /// The range replaced.
     var range: ClosedRange<Version> { from...through }
@@ -24,6 +27,7 @@ struct SquashedMigration: Sendable, Hashable {
     static func validate(_ squashes: [SquashedMigration], versions: [Version], manager: String, store: String) throws {
         var previous: SquashedMigration?
         for squash in squashes {
+            if let refusal = squash.refusal { throw refusal }
             for bound in [squash.from, squash.through] {
                 if let error = bound.parseError {
                     throw MigrationError.invalidVersion(text: error.text, reason: error.reason, manager: manager)

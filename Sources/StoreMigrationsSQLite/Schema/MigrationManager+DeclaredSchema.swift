@@ -24,7 +24,8 @@ extension MigrationManager where Store == SQLiteStore {
 extension MigrationOptions {
     /// These options with the fingerprint of a migration to `schema` through `mappings`: the
     /// schema's `CREATE` statements, each mapping's source table and columns, then the author's
-    /// fingerprint if given, since the mappings' closures are not visible.
+    /// fingerprint if given, since the mappings' closures are not visible; and the schema itself,
+    /// for a creation of new databases from it.
     func fingerprinting(_ schema: DeclaredSchema, mappings: [EntityMapping]) -> MigrationOptions {
         var options = self
         var text = schema.description
@@ -33,6 +34,7 @@ extension MigrationOptions {
         }
         if let given = fingerprint { text += "\n-- " + given }
         options.fingerprint = text
+        options[DeclaredSchemaOption.self] = schema
         return options
     }
 }

@@ -16,6 +16,7 @@ import StoreMigrationsSQLite
 /// CrashRunner batched <dir> <rows> <batch rows>
 /// CrashRunner mapped <dir> <rows> <batch rows>
 /// CrashRunner squashed <dir> [hold]
+/// CrashRunner created <dir> [hold]
 /// CrashRunner rolling <dir> <prefs|library> <app version> <gate>
 /// ```
 ///
@@ -37,7 +38,9 @@ import StoreMigrationsSQLite
 /// mode, from a first read until it is killed, creating `marker` once the read holds its lock. `batched` runs the ``BatchedScenario``, a resumable row transform; `mapped`
 /// the ``MappedScenario``, a resumable schema migration with an entity mapping; `squashed` the
 /// ``SquashedScenario``, a squashed fresh install that, given `hold`, touches it and sleeps inside
-/// the squash's transaction. `rolling`
+/// the squash's transaction; `created` the ``SchemaCreatedScenario``, a fresh install created
+/// from the declared schema that, given `hold`, touches it and sleeps inside the creation's
+/// transaction. `rolling`
 /// waits for `gate`, then runs the ``RollingScenario`` as app `<app version>`, and prints a
 /// `seen <step> <level>` line for each step it found applied, with the level it read under the lock.
 ///
@@ -120,6 +123,10 @@ struct CrashRunner {
             case "squashed":
                 guard arguments.count <= 1 else { usage() }
                 coordinator = try SquashedScenario(directory: directory, hold: arguments.first.map { URL(fileURLWithPath: $0) })
+                    .coordinator()
+            case "created":
+                guard arguments.count <= 1 else { usage() }
+                coordinator = try SchemaCreatedScenario(directory: directory, hold: arguments.first.map { URL(fileURLWithPath: $0) })
                     .coordinator()
             case "rolling":
                 guard arguments.count == 3, let store = RollingScenario.Store(rawValue: arguments[0]),
@@ -235,6 +242,8 @@ struct CrashRunner {
                    CrashRunner step <dir> <prefs|thumbnails>
                    CrashRunner batched <dir> <rows> <batch rows>
                    CrashRunner mapped <dir> <rows> <batch rows>
+                   CrashRunner squashed <dir> [hold]
+                   CrashRunner created <dir> [hold]
                    CrashRunner rolling <dir> <prefs|library> <app version> <gate>
 
             """.utf8))

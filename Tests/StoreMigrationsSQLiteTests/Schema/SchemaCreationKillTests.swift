@@ -1,0 +1,42 @@
+import Foundation
+import Testing
+import StoreMigrations
+import TestSupport
+
+/// A fresh install created from the declared schema, killed inside the creation's transaction
+/// (`CrashRunner created`, the `SchemaCreatedScenario`): the database keeps nothing of it, and
+/// the next launch creates it once and records every migration of the history.
+@Suite struct SchemaCreationKillTests {
+    @Test func aKillDuringTheCreationLeavesNothingAndTheNextLaunchCreatesItOnce() throws {
+        let folder = try TemporaryFolder()
+        let runner = try CrashRunnerExecutable()
+        let directory = folder.file("store")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let logs = folder.file("logs")
+        try FileManager.default.createDirectory(at: logs, withIntermediateDirectories: true)
+        let database = directory.appendingPathComponent("created.sqlite").path
+
+        let hold = folder.file("holding")
+        let child = try runner.start(["created", directory.path, hold.path], logs: logs)
+        #expect(waitUntil { FileManager.default.fileExists(atPath: hold.path) })
+        let killed = child.kill()
+        #expect(killed.signal != nil)
+        let userSchema = "SELECT name FROM sqlite_master WHERE tbl_name NOT LIKE 'store_migrations%' ORDER BY name"
+        #expect(try RawSQLite.strings(userSchema, at: database) == [])
+        let recordTables = try RawSQLite.strings(
+            "SELECT name FROM sqlite_master WHERE name = 'store_migrations_history'", at: database)
+        if !recordTables.isEmpty {
+            #expect(try RawSQLite.strings("SELECT version FROM store_migrations_history", at: database) == [])
+        }
+
+        let exit = try runner.run(["created", directory.path], logs: logs)
+        #expect(exit.succeeded, "\(exit)")
+        #expect(exit.stepOutcomes == ["library:squash@2.0": "applied"])
+        #expect(try RawSQLite.strings(userSchema, at: database) == ["calls", "note", "note_on_guid", "tag"])
+        #expect(try RawSQLite.strings("SELECT count(*) FROM calls", at: database) == ["1"])
+        #expect(try RawSQLite.strings("SELECT title FROM note", at: database) == ["Welcome"])
+        #expect(try RawSQLite.strings(
+            "SELECT version || ' ' || name FROM store_migrations_history WHERE manager = 'library' ORDER BY id",
+            at: database) == ["1.0 notes", "1.1 welcome", "2.0 guids and tags"])
+    }
+}
