@@ -225,11 +225,11 @@ public struct PostgreSQLTenantSchemas: TenantSource, ConnectionCappedTenantSourc
 
         /// The schemas after `last`, and their records.
         func page(after last: String?) throws -> Page {
-            let sql: String
+            let names: String
             switch source.selection {
             case .pattern(let pattern):
-                sql = """
-                    SELECT nspname::text, NULL::text, \(Self.tableFlags("nspname")) FROM pg_namespace
+                names = """
+                    SELECT nspname::text AS name, NULL::text AS "group" FROM pg_namespace
                     WHERE nspname LIKE \(Self.literal(pattern)) AND ($1::text IS NULL OR nspname::text > $1 COLLATE "C")
                     ORDER BY nspname::text COLLATE "C" LIMIT \(source.pageSize)
                     """
@@ -237,12 +237,17 @@ public struct PostgreSQLTenantSchemas: TenantSource, ConnectionCappedTenantSourc
                 let key = PostgreSQLConnection.quoted(column)
                 let groupValue = group.map { PostgreSQLConnection.quoted($0) + "::text" } ?? "NULL::text"
                 let qualifiedTable = table.split(separator: ".").map { PostgreSQLConnection.quoted(String($0)) }.joined(separator: ".")
-                sql = """
-                    SELECT \(key)::text, \(groupValue), \(Self.tableFlags(key)) FROM \(qualifiedTable)
+                names = """
+                    SELECT \(key)::text AS name, \(groupValue) AS "group" FROM \(qualifiedTable)
                     WHERE $1::text IS NULL OR \(key)::text > $1 COLLATE "C"
                     ORDER BY \(key)::text COLLATE "C" LIMIT \(source.pageSize)
                     """
             }
+            // The tables looked up for the page's schemas alone: in the same query level as the
+            // `LIMIT`, the server looked them up for every schema after `last`, before sorting.
+            let sql = """
+                SELECT name, "group", \(Self.tableFlags("name")) FROM (\(names)) page ORDER BY name COLLATE "C"
+                """
             let rows = try connection.rows(sql, arguments: [last.map { .text($0) } ?? .null])
             var tenants: [Tenant] = []
             var withLevels: [RecordTables] = []
