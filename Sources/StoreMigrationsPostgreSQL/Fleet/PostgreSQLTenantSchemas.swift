@@ -32,8 +32,9 @@ import StoreMigrations
 /// listed whole, so a fleet of any size takes the same memory. With each page the source reads
 /// the record tables of all its schemas in one query and keeps them for the stores' first reads:
 /// a fleet's plan, or its check that every tenant is up to date, costs a few round trips per
-/// page rather than a connection and a query per tenant. A store reads for itself after that
-/// first read, and under its lock in every step.
+/// page rather than a connection and a query per tenant. The next page is read while the fleet
+/// works on the tenants of the one before. A store reads for itself after that first read, and
+/// under its lock in every step.
 public struct PostgreSQLTenantSchemas: TenantSource, ConnectionCappedTenantSource {
     /// Which schemas are tenants.
     public enum Selection: Sendable, Hashable {
