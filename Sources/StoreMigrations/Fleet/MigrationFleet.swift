@@ -271,7 +271,8 @@ public final class MigrationFleet: Sendable {
     }
 
     /// Takes tenants from `next` one at a time, on the calling thread, and runs the work `work`
-    /// makes of each on a thread of its own, at most `limit` at once; returns when all have ended.
+    /// makes of each on the walk's ``FleetWorkers``, at most `limit` at once; returns when all
+    /// have ended.
     /// A tenant is taken only once a place is free, so that the source is never read further
     /// ahead than the tenants running. `mayStart` is asked then for the tenant's number: a
     /// tenant it refuses goes to `notStarted` instead. Rethrows what `next` throws, once the tenants running have ended.
@@ -281,7 +282,11 @@ public final class MigrationFleet: Sendable {
     ) throws {
         let places = DispatchSemaphore(value: max(1, limit))
         let running = DispatchGroup()
-        defer { running.wait() }
+        let workers = FleetWorkers(limit: limit)
+        defer {
+            running.wait()
+            workers.close()
+        }
         while true {
             places.wait()
             // Every place taken is given back, whatever `next` does: libdispatch traps when a
@@ -302,18 +307,11 @@ public final class MigrationFleet: Sendable {
                 notStarted(tenant)
                 continue
             }
-            let body = work(tenant, number)
-            // A thread of its own for each tenant rather than a Dispatch queue: a tenant mostly
-            // waits on its stores' servers, and libdispatch runs no more blocked work items at
-            // once than there are processors, whatever the cap.
             running.enter()
-            let thread = Thread {
-                body()
+            workers.run(work(tenant, number)) {
                 places.signal()
                 running.leave()
             }
-            thread.name = "StoreMigrations.MigrationFleet"
-            thread.start()
         }
     }
 }

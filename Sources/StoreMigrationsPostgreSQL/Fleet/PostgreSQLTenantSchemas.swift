@@ -32,8 +32,9 @@ import StoreMigrations
 /// listed whole, so a fleet of any size takes the same memory. With each page the source reads
 /// the record tables of all its schemas in one query and keeps them for the stores' first reads:
 /// a fleet's plan, or its check that every tenant is up to date, costs a few round trips per
-/// page rather than a connection and a query per tenant. A store reads for itself after that
-/// first read, and under its lock in every step.
+/// page rather than a connection and a query per tenant. The next page is read while the fleet
+/// works on the tenants of the one before. A store reads for itself after that first read, and
+/// under its lock in every step.
 public struct PostgreSQLTenantSchemas: TenantSource, ConnectionCappedTenantSource {
     /// Which schemas are tenants.
     public enum Selection: Sendable, Hashable {
@@ -55,6 +56,8 @@ public struct PostgreSQLTenantSchemas: TenantSource, ConnectionCappedTenantSourc
     let connectionString: String
     let pool: PostgreSQLConnectionPool
     private let name: String
+    /// The database and server, as a store of it describes them before its schema.
+    private let database: String
 
     /// A source of the schemas of the database `connectionString` names whose name is `LIKE`
     /// `pattern`, their stores sharing at most `connections` connections.
@@ -84,6 +87,7 @@ public struct PostgreSQLTenantSchemas: TenantSource, ConnectionCappedTenantSourc
         self.pageSize = max(1, pageSize)
         pool = PostgreSQLConnectionPool(limit: connections)
         let database = probe.description.replacingOccurrences(of: ", schema public", with: "")
+        self.database = database
         switch selection {
         case .pattern(let pattern): name = "the schemas LIKE '\(pattern)' of \(database)"
         case let .table(table, column, _): name = "the schemas listed in \(table).\(column) of \(database)"
@@ -91,6 +95,11 @@ public struct PostgreSQLTenantSchemas: TenantSource, ConnectionCappedTenantSourc
     }
 
     public var description: String { name }
+
+    /// What the store of `schema` calls itself, without parsing the connection string again.
+    func storeDescription(schema: String) -> String {
+        "\(database), schema \(schema)"
+    }
 
     package func capConnections(perDatabase cap: Int) -> Int? {
         defer { pool.limit = cap }
@@ -142,10 +151,72 @@ public struct PostgreSQLTenantSchemas: TenantSource, ConnectionCappedTenantSourc
         }
     }
 
-    /// Reads pages of schemas and their records on one connection.
+    /// Reads pages of schemas and their records on one connection, the next page while the
+    /// fleet works on the tenants of the one before: the server reads a page's record tables
+    /// while the fleet plans the tenants it already has.
     final class PageReader {
         private let source: PostgreSQLTenantSchemas
+        private let reading: PageReading
+        /// The reads of this walk, one at a time, in order.
+        private let queue = DispatchQueue(label: "StoreMigrations.PostgreSQLTenantSchemas.pages")
+        /// The page being read ahead: the key it comes after, and where its read ends.
+        private var ahead: (last: String, page: PendingPage)?
+
+        init(source: PostgreSQLTenantSchemas) throws {
+            self.source = source
+            reading = try PageReading(source: source)
+        }
+
+        /// The schemas after `last`; their records, read ahead into the source's pool.
+        func page(after last: String?) throws -> [Tenant] {
+            let page: PageReading.Page
+            if let ahead, ahead.last == last {
+                page = try ahead.page.wait()
+            } else {
+                // Queued behind any read ahead: the connection serves one read at a time.
+                page = try queue.sync { [reading] in try reading.page(after: last) }
+            }
+            ahead = nil
+            if page.tenants.count == source.pageSize, let next = page.tenants.last?.key {
+                let pending = PendingPage()
+                queue.async { [reading] in pending.end(Result { try reading.page(after: next) }) }
+                ahead = (next, pending)
+            }
+            // Handed to the pool only now, not when read: the pool keeps two pages, and the
+            // tenants of the page before may still be in flight.
+            source.pool.readAhead(page.records)
+            return page.tenants
+        }
+    }
+
+    /// A page read on the reader's queue, waited for by the walk.
+    final class PendingPage: @unchecked Sendable {
+        // @unchecked: `result` is written once, before `done` is signalled, and read after.
+        private let done = DispatchSemaphore(value: 0)
+        private var result: Result<PageReading.Page, any Error>?
+
+        func end(_ result: Result<PageReading.Page, any Error>) {
+            self.result = result
+            done.signal()
+        }
+
+        func wait() throws -> PageReading.Page {
+            done.wait()
+            return try result!.get()
+        }
+    }
+
+    /// The reads of pages on one connection, which the reader's queue runs one at a time.
+    final class PageReading: @unchecked Sendable {
+        // @unchecked: `connection` is used by one thread at a time, the reader's queue's.
+        private let source: PostgreSQLTenantSchemas
         private let connection: PostgreSQLConnection
+
+        /// A page of schemas and the records read of them.
+        struct Page {
+            var tenants: [Tenant]
+            var records: [String: [String: MigrationRecord]]
+        }
 
         init(source: PostgreSQLTenantSchemas) throws {
             self.source = source
@@ -153,13 +224,13 @@ public struct PostgreSQLTenantSchemas: TenantSource, ConnectionCappedTenantSourc
                 parameters: try PostgreSQLStore(source.connectionString).parameters, store: source.description)
         }
 
-        /// The schemas after `last`, and their records, read ahead into the source's pool.
-        func page(after last: String?) throws -> [Tenant] {
-            let sql: String
+        /// The schemas after `last`, and their records.
+        func page(after last: String?) throws -> Page {
+            let names: String
             switch source.selection {
             case .pattern(let pattern):
-                sql = """
-                    SELECT nspname::text, NULL::text, \(Self.tableFlags("nspname")) FROM pg_namespace
+                names = """
+                    SELECT nspname::text AS name, NULL::text AS "group" FROM pg_namespace
                     WHERE nspname LIKE \(Self.literal(pattern)) AND ($1::text IS NULL OR nspname::text > $1 COLLATE "C")
                     ORDER BY nspname::text COLLATE "C" LIMIT \(source.pageSize)
                     """
@@ -167,19 +238,26 @@ public struct PostgreSQLTenantSchemas: TenantSource, ConnectionCappedTenantSourc
                 let key = PostgreSQLConnection.quoted(column)
                 let groupValue = group.map { PostgreSQLConnection.quoted($0) + "::text" } ?? "NULL::text"
                 let qualifiedTable = table.split(separator: ".").map { PostgreSQLConnection.quoted(String($0)) }.joined(separator: ".")
-                sql = """
-                    SELECT \(key)::text, \(groupValue), \(Self.tableFlags(key)) FROM \(qualifiedTable)
+                names = """
+                    SELECT \(key)::text AS name, \(groupValue) AS "group" FROM \(qualifiedTable)
                     WHERE $1::text IS NULL OR \(key)::text > $1 COLLATE "C"
                     ORDER BY \(key)::text COLLATE "C" LIMIT \(source.pageSize)
                     """
             }
+            // The tables looked up for the page's schemas alone: in the same query level as the
+            // `LIMIT`, the server looked them up for every schema after `last`, before sorting.
+            let sql = """
+                SELECT name, "group", \(Self.tableFlags("name")) FROM (\(names)) page ORDER BY name COLLATE "C"
+                """
             let rows = try connection.rows(sql, arguments: [last.map { .text($0) } ?? .null])
             var tenants: [Tenant] = []
-            var withLevels: [(schema: String, hasHistory: Bool)] = []
+            var withLevels: [RecordTables] = []
             for row in rows {
                 let schema: String = try row[0]
                 tenants.append(Tenant(schema, group: try row[1]))
-                if try row[2] as Bool { withLevels.append((schema, try row[3])) }
+                if try row[2] as Bool {
+                    withLevels.append(RecordTables(schema: schema, hasHistory: try row[3], isCurrent: try row[4]))
+                }
             }
             var records: [String: [String: MigrationRecord]] = [:]
             for tenant in tenants { records[tenant.key] = [:] }
@@ -189,25 +267,36 @@ public struct PostgreSQLTenantSchemas: TenantSource, ConnectionCappedTenantSourc
                 // then read for themselves, as every store does without a read ahead.
                 for (schema, record) in (try? readRecords(of: withLevels)) ?? [:] { records[schema] = record }
             }
-            source.pool.readAhead(records)
-            return tenants
+            return Page(tenants: tenants, records: records)
+        }
+
+        /// A schema's record tables, as the page's query found them.
+        struct RecordTables {
+            var schema: String
+            var hasHistory: Bool
+            /// Whether the tables have every column this release reads: those of an earlier
+            /// release are read through their rows' JSON, which names no column that may be missing.
+            var isCurrent: Bool
         }
 
         /// The records of `schemas`, all in one round trip: a statement per table, sent
         /// together. One `UNION ALL` of every schema's tables cost the server ten times more:
-        /// planning the union of a page's tables outweighed reading their few rows.
-        private func readRecords(of schemas: [(schema: String, hasHistory: Bool)]) throws -> [String: [String: MigrationRecord]] {
+        /// planning the union of a page's tables outweighed reading their few rows. Neither
+        /// `ORDER BY` nor the rows' JSON where the columns are there: on the walk's new session,
+        /// each made the server look up more of each table's catalog entries than reading its
+        /// rows costs; the history's ids say its order.
+        private func readRecords(of schemas: [RecordTables]) throws -> [String: [String: MigrationRecord]] {
             var statements = ["BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"]
-            for (schema, hasHistory) in schemas {
-                let quoted = PostgreSQLConnection.quoted(schema)
-                statements.append(
-                    "SELECT \(Self.literal(schema)), manager, level, app_version, baseline, to_jsonb(l) ->> 'progress' FROM "
-                        + "\(quoted).\(PostgreSQLStore.levelsTable) l")
-                if hasHistory {
+            for tables in schemas {
+                let quoted = PostgreSQLConnection.quoted(tables.schema)
+                let progress = tables.isCurrent ? "progress" : "to_jsonb(l) ->> 'progress'"
+                statements.append("SELECT manager, level, app_version, baseline, \(progress) FROM \(quoted).\(PostgreSQLStore.levelsTable) l")
+                if tables.hasHistory {
+                    let labels = tables.isCurrent ? "name, fingerprint" : "j ->> 'name', j ->> 'fingerprint'"
+                    let from = tables.isCurrent ? "" : ", LATERAL to_jsonb(h) j"
                     statements.append(
-                        "SELECT \(Self.literal(schema)), manager, version, extract(epoch FROM applied_at)::float8, duration_seconds, "
-                            + "j ->> 'name', j ->> 'fingerprint' FROM \(quoted).\(PostgreSQLStore.historyTable) h, LATERAL to_jsonb(h) j "
-                            + "ORDER BY id")
+                        "SELECT manager, version, extract(epoch FROM applied_at)::float8, duration_seconds, \(labels), id FROM "
+                            + "\(quoted).\(PostgreSQLStore.historyTable) h\(from)")
                 }
             }
             statements.append("COMMIT")
@@ -220,22 +309,28 @@ public struct PostgreSQLTenantSchemas: TenantSource, ConnectionCappedTenantSourc
             }
             var records: [String: [String: MigrationRecord]] = [:]
             var next = 1
-            for (schema, hasHistory) in schemas {
+            for tables in schemas {
                 let levels = results[next]
-                let history = hasHistory ? results[next + 1] : []
-                next += hasHistory ? 2 : 1
+                let history = tables.hasHistory ? results[next + 1] : []
+                next += tables.hasHistory ? 2 : 1
                 // A schema whose records do not decode is not read ahead: its store reads them
                 // itself and throws its own error, for its tenant alone.
-                let store = try PostgreSQLStore(source.connectionString, schema: schema)
-                records[schema] = try? store.decodeRecords(levels: levels, history: history, first: 1)
+                records[tables.schema] = try? PostgreSQLStore.decodeRecords(
+                    levels: levels, history: PostgreSQLStore.inIDOrder(history, idColumn: 6),
+                    store: source.storeDescription(schema: tables.schema))
             }
             return records
         }
 
-        /// Whether a schema named by `expression` has the levels table, and the history table.
+        /// Whether a schema named by `expression` has the levels table, the history table, and
+        /// every column this release reads in both (a history table missing counts as complete).
         private static func tableFlags(_ expression: String) -> String {
-            "to_regclass(quote_ident(\(expression)::text) || '.\(PostgreSQLStore.levelsTable)') IS NOT NULL, "
-                + "to_regclass(quote_ident(\(expression)::text) || '.\(PostgreSQLStore.historyTable)') IS NOT NULL"
+            let levels = "to_regclass(quote_ident(\(expression)::text) || '.\(PostgreSQLStore.levelsTable)')"
+            let history = "to_regclass(quote_ident(\(expression)::text) || '.\(PostgreSQLStore.historyTable)')"
+            return "\(levels) IS NOT NULL, \(history) IS NOT NULL, "
+                + "(SELECT count(*) FROM pg_attribute WHERE NOT attisdropped AND ((attrelid = \(levels) AND attname = 'progress') "
+                + "OR (attrelid = \(history) AND attname IN ('name', 'fingerprint')))) = "
+                + "CASE WHEN \(history) IS NULL THEN 1 ELSE 3 END"
         }
 
         /// `text` as a string literal.

@@ -79,35 +79,38 @@ extension PostgreSQLStore {
         }
         let offset = snapshot ? 1 : 0
         var history = hasHistory ? results[offset + 1] : []
-        if snapshot {
-            // Read without `ORDER BY id`: the ids say the order.
-            let ids = try history.map { try $0[6] as Int64 }
-            if zip(ids, ids.dropFirst()).contains(where: { $0 > $1 }) {
-                history = zip(ids, history).sorted { $0.0 < $1.0 }.map(\.1)
-            }
-        }
-        return try decodeRecords(levels: results[offset], history: history)
+        // Read without `ORDER BY id`: the ids say the order.
+        if snapshot { history = try Self.inIDOrder(history, idColumn: 6) }
+        return try Self.decodeRecords(levels: results[offset], history: history, store: description)
+    }
+
+    /// History rows read without `ORDER BY`, in the order of the `id` in column `idColumn`:
+    /// as they came, nearly always.
+    static func inIDOrder(_ history: [PostgreSQLRow], idColumn: Int) throws -> [PostgreSQLRow] {
+        let ids = try history.map { try $0[idColumn] as Int64 }
+        guard zip(ids, ids.dropFirst()).contains(where: { $0 > $1 }) else { return history }
+        return zip(ids, history).sorted { $0.0 < $1.0 }.map(\.1)
     }
 
     /// The records in rows of the levels table (`manager, level, app_version, baseline,
     /// progress`) and of the history table in `id` order (`manager, version, applied_at as
-    /// epoch seconds, duration_seconds, name, fingerprint`), each row's columns from `first` on,
-    /// through the reader both SQL stores share: a store's own read, and a fleet's read of many
-    /// schemas at once.
-    func decodeRecords(
-        levels: some Sequence<PostgreSQLRow>, history: some Sequence<PostgreSQLRow>, first: Int = 0
+    /// epoch seconds, duration_seconds, name, fingerprint`), through the reader both SQL stores
+    /// share: a store's own read, and a fleet's read of many schemas at once. Errors name
+    /// `store`, the store's description.
+    static func decodeRecords(
+        levels: some Sequence<PostgreSQLRow>, history: some Sequence<PostgreSQLRow>, store: String
     ) throws -> [String: MigrationRecord] {
-        var reader = SQLRecordReader(levelsTable: Self.levelsTable, historyTable: Self.historyTable, store: description)
+        var reader = SQLRecordReader(levelsTable: levelsTable, historyTable: historyTable, store: store)
         for row in levels {
             try reader.levels(
-                manager: try row[first], level: Self.text(row[first + 1]), appVersion: Self.text(row[first + 2]),
-                baseline: Self.text(row[first + 3]), progress: Self.text(row[first + 4]))
+                manager: try row[0], level: text(row[1]), appVersion: text(row[2]),
+                baseline: text(row[3]), progress: text(row[4]))
         }
         for (index, row) in history.enumerated() {
-            let seconds: Double? = try row[first + 2]
+            let seconds: Double? = try row[2]
             try reader.history(
-                of: try row[first], id: Int64(index), version: Self.text(row[first + 1]), appliedAt: seconds,
-                duration: try row[first + 3], name: try row[first + 4], fingerprint: try row[first + 5])
+                of: try row[0], id: Int64(index), version: text(row[1]), appliedAt: seconds,
+                duration: try row[3], name: try row[4], fingerprint: try row[5])
         }
         return reader.records()
     }
