@@ -95,15 +95,17 @@ enum ScenarioGenerator {
         return ModelScenario(managers: managers, launches: launches, storeKind: kind)
     }
 
-    /// A squash of a run of consecutive migrations registered from the first launch, none
-    /// post-deploy or deferred; its originals removed from a later launch now and then.
+    /// A squash of a run of consecutive migrations registered from the first launch (deferred
+    /// and resumable ones among them), none post-deploy: the model does not yet hold a squash
+    /// behind a post-deploy migration it replaces, as the planner does. Its originals are
+    /// removed from a later launch now and then.
     private static func squash(of migrations: [MigrationSpec], launchCount: Int, random: inout SeededGenerator) -> SquashSpec? {
         let sorted = migrations.sorted { $0.version < $1.version }
         let start = random.int(0...(sorted.count - 1))
         var end = start
         while end + 1 < sorted.count, random.chance(70) { end += 1 }
         let run = sorted[start...end]
-        guard run.allSatisfy({ $0.introducedAt == 0 && !$0.postDeploy && !$0.isDeferred }) else { return nil }
+        guard run.allSatisfy({ $0.introducedAt == 0 && !$0.postDeploy }) else { return nil }
         let removedAt = launchCount > 1 && random.chance(40) ? random.int(1...(launchCount - 1)) : nil
         return SquashSpec(from: run.first!.version, through: run.last!.version, originalsRemovedAt: removedAt)
     }
