@@ -15,8 +15,7 @@ public struct BatchRequest: Sendable, Hashable {
     /// The total an earlier batch reported, if any.
     public let total: Int?
 
-    /// Creates a request, as the coordinator makes it for each batch.
-    public init(cursor: String?, limit: Int, done: Int = 0, total: Int? = nil) {
+    init(cursor: String?, limit: Int, done: Int = 0, total: Int? = nil) {
         self.cursor = cursor
         self.limit = limit
         self.done = done

@@ -18,8 +18,7 @@ public final class AnyMigrationStore<Content>: MigrationStore {
     /// The wrapped store.
     public let base: any MigrationStore<Content>
 
-    /// Wraps `base`.
-    public init(_ base: any MigrationStore<Content>) {
+    init(_ base: any MigrationStore<Content>) {
         self.base = base
     }
 

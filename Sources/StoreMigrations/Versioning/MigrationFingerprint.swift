@@ -26,13 +26,13 @@ public struct MigrationFingerprint: Sendable, Hashable, Codable, CustomStringCon
     static let currentAlgorithm = "v1"
 
     /// The fingerprint of `text` with the current algorithm.
-    public init(of text: String) {
+    package init(of text: String) {
         let normalized = text.contains("\r\n") ? text.replacingOccurrences(of: "\r\n", with: "\n") : text
         rawValue = Self.currentAlgorithm + ":" + SHA256.hexDigest(of: normalized.utf8)
     }
 
     /// A fingerprint as a store recorded it; `nil` for text that is not `algorithm:digest`.
-    public init?(stored: String) {
+    init?(stored: String) {
         guard let colon = stored.firstIndex(of: ":"), colon != stored.startIndex, stored.index(after: colon) != stored.endIndex
         else { return nil }
         rawValue = stored

@@ -82,7 +82,7 @@ public final class PostgreSQLConnection {
 
     /// The server process serving this connection (`pg_backend_pid()`), as `pg_locks` and
     /// `pg_stat_activity` name it.
-    public var serverProcessID: Int32 { PQbackendPID(handle) }
+    package var serverProcessID: Int32 { PQbackendPID(handle) }
 
     /// The server's version as an integer: `150004` for 15.4.
     var serverVersion: Int { Int(PQserverVersion(handle)) }

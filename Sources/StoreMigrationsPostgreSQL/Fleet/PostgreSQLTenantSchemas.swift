@@ -37,7 +37,7 @@ import StoreMigrations
 /// under its lock in every step.
 public struct PostgreSQLTenantSchemas: TenantSource, ConnectionCappedTenantSource {
     /// Which schemas are tenants.
-    public enum Selection: Sendable, Hashable {
+    enum Selection: Sendable, Hashable {
         /// The schemas whose name is `LIKE` this pattern (`tenant_%`).
         case pattern(String)
         /// The schemas named in a column of a table of the service's (`public.tenants`), each
@@ -46,7 +46,7 @@ public struct PostgreSQLTenantSchemas: TenantSource, ConnectionCappedTenantSourc
     }
 
     /// Which schemas are tenants.
-    public let selection: Selection
+    let selection: Selection
     /// How many schemas a page reads, with their records.
     public let pageSize: Int
     /// At most how many connections the tenants' stores hold open at once: the `connections`
