@@ -682,7 +682,7 @@ public final class SQLiteStore: MigrationStore, @unchecked Sendable {
     }
 
     private func write(_ new: [String: MigrationRecord], over old: [String: MigrationRecord], in db: Database) throws {
-        try Self.recordTables.write(new, over: old, through: db)
+        try Self.recordTables.write(new, over: old, through: RecordStatementCache(db))
     }
 
     private func commit(_ db: Database) throws {
@@ -707,18 +707,6 @@ public final class SQLiteStore: MigrationStore, @unchecked Sendable {
             connection = nil
             settingsQuery = nil
         }
-    }
-}
-
-extension Database: SQLRecordConnection {
-    package func executeRecordStatement(_ sql: String, _ arguments: [SQLRecordValue]) throws {
-        try execute(sql, arguments: arguments.map { value in
-            switch value {
-            case .text(let text): return .text(text)
-            case .real(let number): return .real(number)
-            case .null: return .null
-            }
-        })
     }
 }
 
