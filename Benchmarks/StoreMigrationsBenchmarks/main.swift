@@ -6,7 +6,7 @@ if CommandLine.arguments.dropFirst().first == ResumableKillWorkload.childCommand
     exit(ResumableKillWorkload.runChild(Array(CommandLine.arguments.dropFirst(2))))
 }
 
-/// `swift run -c release benchmarks [--quick] [--json PATH] [--only NAME] [--stores S --per P] [--rows N] [--runs N] [--kill-every SECONDS[,SECONDS…]]`
+/// `swift run -c release benchmarks [--quick] [--json PATH] [--only NAME] [--stores S --per P] [--rows N] [--runs N] [--kill-every SECONDS[,SECONDS…]] [--peer-tenants N]`
 struct Options {
     var quick = false
     var jsonPath: String?
@@ -18,6 +18,9 @@ struct Options {
     var runs: Int?
     /// The resumable-kill workload's intervals between SIGKILLs, each measured in turn.
     var killEvery: [Double]?
+    /// The schemas django-tenants migrates beside `fleet-postgresql` (200 by default: its three
+    /// executors take several minutes a thousand).
+    var peerTenants: Int?
 
     init(arguments: [String]) {
         var iterator = arguments.makeIterator()
@@ -30,9 +33,10 @@ struct Options {
             case "--per": perStore = iterator.next().flatMap(Int.init)
             case "--rows": rows = iterator.next().flatMap(Int.init)
             case "--runs": runs = iterator.next().flatMap(Int.init)
+            case "--peer-tenants": peerTenants = iterator.next().flatMap(Int.init)
             case "--kill-every": killEvery = iterator.next()?.split(separator: ",").compactMap { Double($0) }
             case "--help", "-h":
-                print("usage: benchmarks [--quick] [--json PATH] [--only NAME] [--stores S --per P] [--rows N] [--runs N] [--kill-every SECONDS[,SECONDS…]]")
+                print("usage: benchmarks [--quick] [--json PATH] [--only NAME] [--stores S --per P] [--rows N] [--runs N] [--kill-every SECONDS[,SECONDS…]] [--peer-tenants N]")
                 exit(0)
             default:
                 FileHandle.standardError.write(Data("unknown argument \(argument); see --help\n".utf8))
@@ -105,7 +109,7 @@ if options.wants("fleet-sqlite") {
 // The peer (django-tenants) runs at 200 schemas: at 1,000 its three executors alone take ~6 min.
 if options.wants("fleet-postgresql") {
     results += try FleetPostgreSQLWorkload(
-        tenants: options.stores ?? (options.quick ? 50 : 1_000), peerTenants: options.quick ? 0 : 200,
+        tenants: options.stores ?? (options.quick ? 50 : 1_000), peerTenants: options.quick ? 0 : options.peerTenants ?? 200,
         tenantsInFlight: 8, connections: 8, timer: slowTimer
     ).run()
 }
