@@ -141,7 +141,7 @@ struct CommandSession {
         var lines = ["Migrations to app version \(plan.appVersion):"]
         for (manager, record) in zip(plan.managers, records) {
             var heading = "\(manager.name) (\(manager.store)): level \(manager.level?.description ?? "none")"
-            if let firstLaunch = manager.firstLaunch { heading += ", first launch (\(firstLaunch.rawValue))" }
+            if let firstLaunch = manager.firstLaunch { heading += ", first launch (\(firstLaunch))" }
             if let newer = manager.newerStore { heading += ", newer than the app (\(newer.rawValue))" }
             lines.append(heading)
             var applied = list(record.appliedVersions)

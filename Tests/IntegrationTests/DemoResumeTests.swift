@@ -59,7 +59,7 @@ import TestSupport
         let expected = try StoreSnapshot(of: reference)
         let steps = Self.appliedSteps(in: uninterrupted.standardOutput)
         #expect(steps.sorted() == [
-            "library@1.1", "library@1.1-1", "library@1.2", "library@2.0", "preferences@1.1", "preferences@2.0", "thumbnails@2.0",
+            "library:baseline@1.0", "library@1.1", "library@1.1-1", "library@1.2", "library@2.0", "preferences@1.1", "preferences@2.0", "thumbnails@2.0",
         ])
         #expect(!uninterrupted.standardOutput.contains("library@1.1 (guids for events and tags): applied"), "the report does not list the steps again")
         #expect(uninterrupted.standardOutput.contains("nothing pending: true"))

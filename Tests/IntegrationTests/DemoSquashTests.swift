@@ -9,8 +9,8 @@ import TestSupport
 
 /// The demo's squash: a new install creates the 1.2 notes database at once, and ends where the
 /// replayed history (1.0, 1.1, 1.1-1, 1.2) does, in each of the demo's stores (a preferences
-/// file, a SQLite database, a cache directory); the 1.0 app's stores are adopted at 1.0 and
-/// still run the originals.
+/// file, a SQLite database, a cache directory); the 1.0 app's database is adopted at 1.0 by its
+/// first-launch policy and still runs the originals.
 @Suite struct DemoSquashTests {
     let folder: TemporaryFolder
 
@@ -70,15 +70,18 @@ import TestSupport
         #expect(failure.steps == ["library-copy as shipped: library-copy:squash@1.2; replayed: library-copy@1.0, library-copy@1.2"])
     }
 
-    @Test func the1_0StoresAreAdoptedAt1_0AndRunTheOriginalsWhileANewInstallWritesNothingUntilItRuns() throws {
+    @Test func the1_0StoresAreAdoptedAt1_0AndRunTheOriginalsWhileNeitherPlanNorANewInstallWritesUntilItRuns() throws {
         let legacy = LegacyNotesApp(directory: folder.file("legacy"))
         try legacy.create(notes: 12) { _ in }
         let coordinator = try NotesMigrations.coordinator(for: legacy)
-        #expect(try SQLiteStore(url: legacy.databaseURL).readRecords()["library"] == MigrationRecord(baseline: "1.0"))
+        let plan = try coordinator.plan()
+        #expect(plan.managers.first { $0.name == "library" }?.firstLaunch == .adopt(at: "1.0"))
+        #expect(try SQLiteStore(url: legacy.databaseURL).readRecords()["library"] == nil)
         let report = try coordinator.run()
         #expect(report.steps.map(\.id.description).filter { $0.hasPrefix("library") } == [
-            "library@1.1", "library@1.1-1", "library@1.2", "library@2.0",
+            "library:baseline@1.0", "library@1.1", "library@1.1-1", "library@1.2", "library@2.0",
         ])
+        #expect(try SQLiteStore(url: legacy.databaseURL).readRecords()["library"]?.baseline == "1.0")
         #expect(try SQLiteStore(url: legacy.databaseURL).read { db in try db.scalar("SELECT count(*) FROM note", as: Int.self) } == 12)
 
         let fresh = LegacyNotesApp(directory: folder.file("fresh"))

@@ -38,7 +38,7 @@ import NotesApp
         #expect(report.stores == ["preferences", "library", "thumbnails"])
         #expect(report.invariantsChecked == Self.invariants.count)
         #expect(Set(report.upgrade.steps.map { "\($0.id)" }) == [
-            "preferences@1.1", "library@1.1", "library@1.1-1", "library@1.2", "preferences@2.0", "library@2.0", "thumbnails@2.0",
+            "preferences@1.1", "library:baseline@1.0", "library@1.1", "library@1.1-1", "library@1.2", "preferences@2.0", "library@2.0", "thumbnails@2.0",
         ])
         #expect(report.upgrade.steps.allSatisfy { $0.outcome == .applied })
     }

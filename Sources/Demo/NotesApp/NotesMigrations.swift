@@ -20,7 +20,7 @@ package enum NotesMigrations {
 
         registerPreferences(preferences)
         registerLibrary(library, after: preferences, squashes: squashes)
-        try adoptLegacyDatabase(of: app, into: library)
+        library.firstLaunchPolicy = legacyDatabaseAdoption(of: app)
         // Thumbnails are named after notes' GUIDs from 2.0 on: wipe them once the GUIDs exist.
         thumbnails.register("2.0", dependsOn: [library.migration("1.1-1")], options: .named("wipe thumbnails named by note ids")) { cache in
             try cache.removeAll()
@@ -79,12 +79,15 @@ package enum NotesMigrations {
     }
 
     /// The 1.0 app wrote its database without this library, so it has tables and no records: as
-    /// such it would look new and take the squash. It is adopted at 1.0 instead (once: a
-    /// database with records is left alone), so that it runs the migrations after 1.0.
-    private static func adoptLegacyDatabase(of app: LegacyNotesApp, into library: MigrationManager<SQLiteStore>) throws {
-        guard FileManager.default.fileExists(atPath: app.databaseURL.path), try library.record().isEmpty,
-              try library.store.read({ db in try db.tableExists("note") })
-        else { return }
-        try library.baseline(at: "1.0")
+    /// such it would look new and take the squash. It is adopted at 1.0 instead, so that it runs
+    /// the migrations after 1.0; the plan says so and writes nothing.
+    private static func legacyDatabaseAdoption(of app: LegacyNotesApp) -> FirstLaunchPolicy<SQLiteStore> {
+        let databaseURL = app.databaseURL
+        return .decide { store in
+            guard FileManager.default.fileExists(atPath: databaseURL.path),
+                  try store.read({ db in try db.tableExists("note") })
+            else { return .runAll }
+            return .adopt(at: "1.0")
+        }
     }
 }

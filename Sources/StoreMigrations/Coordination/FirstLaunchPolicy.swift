@@ -12,7 +12,8 @@ public enum FirstLaunchPolicy<Store: MigrationStore>: Sendable {
     /// Records the app version (or the highest migration at or below it, when a sub-migration is
     /// registered) as the level and runs nothing, like MFMigrationManager and Flyway's baseline.
     case baseline
-    /// Chooses from the store's contents: legacy data present → ``FirstLaunchDecision/runAll``,
-    /// empty → ``FirstLaunchDecision/baseline``. Called while planning; it must only read.
+    /// Chooses from the store's contents: legacy data present → ``FirstLaunchDecision/runAll``
+    /// (or ``FirstLaunchDecision/adopt(at:)`` the release that wrote it), empty →
+    /// ``FirstLaunchDecision/baseline``. Called while planning; it must only read.
     case decide(@Sendable (Store) throws -> FirstLaunchDecision)
 }

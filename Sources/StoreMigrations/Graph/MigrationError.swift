@@ -44,6 +44,9 @@ public enum MigrationError: Error, Sendable, Hashable, CustomStringConvertible, 
     case unreadableState(manager: String, store: String, reason: String)
     /// A first-launch `decide` closure threw.
     case firstLaunchDecisionFailed(manager: String, store: String, reason: String)
+    /// A first-launch decision adopted a store (``FirstLaunchDecision/adopt(at:)``) at a
+    /// version past the app version.
+    case adoptedPastAppVersion(manager: String, store: String, version: Version, appVersion: Version)
     /// Migrations registered below the manager's level were never applied, and its
     /// ``LateMigrationPolicy`` is ``LateMigrationPolicy/fail``; `names` holds the names of those
     /// that have one.
@@ -160,6 +163,10 @@ public enum MigrationError: Error, Sendable, Hashable, CustomStringConvertible, 
             if reason.contains("Nothing was migrated") { return opening + ". " + reason }
             return opening + ": " + reason.quotableInSentence
                 + ". Nothing was migrated. Fix the decision closure, or choose .runAll or .baseline."
+        case let .adoptedPastAppVersion(manager, store, version, appVersion):
+            return "The first-launch decision of manager \"\(manager)\" on \(store) adopts the store at \(version), "
+                + "past the app version \(appVersion). Nothing was migrated. Adopt it at the version of the release "
+                + "that wrote its data."
         case let .lateMigrations(manager, store, versions, level, names):
             let list = versions.map { "\(manager)@\($0)".titled(names[$0]) }.joined(separator: ", ")
             return "Manager \"\(manager)\" on \(store) is at level \(level), but \(list) "

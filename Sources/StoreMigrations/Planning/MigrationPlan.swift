@@ -72,7 +72,7 @@ public struct MigrationPlan: Sendable, Hashable, Codable, CustomStringConvertibl
         /// The manager's line of the plan's text: `library (…): level 1.0, pending 1.1, 2.0; ahead 2.1`.
         public var description: String {
             var line = "\(name) (\(store)): level \(level?.description ?? "none")"
-            if let firstLaunch { line += ", first launch (\(firstLaunch.rawValue))" }
+            if let firstLaunch { line += ", first launch (\(firstLaunch))" }
             if createsStore { line += ", store does not exist: its first step creates it" }
             if developmentErase != nil { line += ", store erased first (development mode)" }
             if let newerStore { line += ", newer than the app (\(newerStore.rawValue))" }

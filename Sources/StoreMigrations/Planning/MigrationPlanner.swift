@@ -159,8 +159,9 @@ enum MigrationPlanner {
         of manager: MigrationGraph.Manager, _ input: PlanningInput, _ start: Start
     ) throws -> [Int: Step.Squash] {
         guard !input.squashes.isEmpty, start.newerStore != .fail, start.newerStore != .ignore else { return [:] }
-        // A reset forgets the record before anything else runs.
-        let record = start.newerStore == .reset ? nil : input.record
+        // A reset forgets the record before anything else runs; a first launch's baseline or
+        // adoption records its mark before any squash could.
+        let record = start.newerStore == .reset ? nil : start.baseline.map { MigrationRecord(baseline: $0) } ?? input.record
         var steps: [Int: Step.Squash] = [:]
         for (index, squash) in input.squashes.enumerated() {
             let step = Step.Squash(index: index, range: squash.range, recorded: squash.recorded)
@@ -212,11 +213,22 @@ enum MigrationPlanner {
         guard let level = record.level else {
             let decision = input.firstLaunch ?? .runAll
             start.firstLaunch = decision
-            if decision == .baseline {
+            switch decision {
+            case .runAll:
+                start.pendingRange = 0..<aheadStart
+            case .baseline:
                 let highest = aheadStart > 0 ? manager.versions[aheadStart - 1] : appVersion
                 start.baseline = max(highest, appVersion)
-            } else {
-                start.pendingRange = 0..<aheadStart
+            case .adopt(let version):
+                if let error = version.parseError {
+                    throw MigrationError.invalidVersion(text: error.text, reason: error.reason, manager: manager.name)
+                }
+                guard version <= appVersion else {
+                    throw MigrationError.adoptedPastAppVersion(
+                        manager: manager.name, store: input.store, version: version, appVersion: appVersion)
+                }
+                start.baseline = version
+                start.pendingRange = MigrationGraph.partition(manager.versions) { $0 > version }..<aheadStart
             }
             return start
         }

@@ -145,7 +145,11 @@ struct RealRunner<Store: MigrationStore>: Sendable {
         var managers: [MigrationManager<Store>] = []
         for (position, spec) in scenario.managers.enumerated() {
             let manager = try coordinator.manager("m\(position)", store: stores[position])
-            manager.firstLaunchPolicy = spec.firstLaunch == .baseline ? .baseline : .runAll
+            switch spec.firstLaunch {
+            case .runAll: manager.firstLaunchPolicy = .runAll
+            case .baseline: manager.firstLaunchPolicy = .baseline
+            case .adopt(let version): manager.firstLaunchPolicy = .decide { _ in .adopt(at: version) }
+            }
             manager.newerStorePolicy = spec.newerStore
             manager.lateMigrationPolicy = spec.late
             manager.fingerprintPolicy = spec.fingerprint
@@ -233,7 +237,7 @@ struct RealRunner<Store: MigrationStore>: Sendable {
                     ahead: manager.ahead.map(\.description), inProgress: manager.inProgress.map(\.version.description),
                     changedFingerprints: manager.changedFingerprints.map { "\($0.migration.manager)@\($0.migration.version)" },
                     postDeploy: manager.postDeploy.map(\.description), deferred: manager.deferred.map(\.description),
-                    newerStore: manager.newerStore?.rawValue, firstLaunch: manager.firstLaunch?.rawValue)
+                    newerStore: manager.newerStore?.rawValue, firstLaunch: manager.firstLaunch?.description)
             },
             isUpToDate: plan.isUpToDate)
     }

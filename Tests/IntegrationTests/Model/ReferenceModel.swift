@@ -19,6 +19,7 @@ struct ReferenceModel {
         static let lateMigrations = "lateMigrations"
         static let fingerprintsChanged = "fingerprintsChanged"
         static let squashedRangePartWay = "squashedRangePartWay"
+        static let adoptedPastAppVersion = "adoptedPastAppVersion"
         static let injected = "injected"
         /// Rule 2 of issue 26.
         static let heldBehindPostDeploy = "heldBehindPostDeploy"
@@ -179,8 +180,10 @@ struct ReferenceModel {
         var chains: [[Action]] = []
         var blocking: [ErrorDescription] = []
         var baselineMarks: [Version?] = []
-        // What `plan()` throws instead of a plan.
+        // What `plan()` throws instead of a plan; a first launch's decision is refused before
+        // any squash is looked at.
         var thrown: ErrorDescription?
+        var decisionThrown: ErrorDescription?
         for (manager, spec) in scenario.managers.enumerated() {
             let record = records[manager]
             var migrations = registered[manager]
@@ -207,12 +210,20 @@ struct ReferenceModel {
                 summary.newerStore = spec.newerStore.rawValue
                 if spec.newerStore == .fail { blocking.append(.init(kind: ErrorKind.storeIsNewer, manager: "m\(manager)")) }
             } else if record.level == nil {
-                summary.firstLaunch = spec.firstLaunch.rawValue
-                if spec.firstLaunch == .baseline {
+                summary.firstLaunch = spec.firstLaunch.description
+                switch spec.firstLaunch {
+                case .runAll:
+                    chain += runnable.map { .migrate($0) }
+                case .baseline:
                     baselineMark = max(runnable.last?.version ?? app, app)
                     chain.append(.baseline(baselineMark!))
-                } else {
-                    chain += runnable.map { .migrate($0) }
+                case .adopt(let version):
+                    if version > app, decisionThrown == nil {
+                        decisionThrown = .init(kind: ErrorKind.adoptedPastAppVersion, manager: "m\(manager)")
+                    }
+                    baselineMark = version
+                    chain.append(.baseline(version))
+                    chain += runnable.filter { $0.version > version }.map { .migrate($0) }
                 }
             } else {
                 let level = record.level!
@@ -226,11 +237,14 @@ struct ReferenceModel {
             }
             if let (squash, originalsRemoved) = squash.map({ ($0.spec, $0.originalsRemoved) }), !newer {
                 if originalsRemoved {
-                    // Only the originals, no longer registered, could finish a range part-way.
-                    if record.isPartWay(squash.range), thrown == nil {
+                    // Only the originals, no longer registered, could finish a range part-way;
+                    // a first launch's mark counts as recorded.
+                    var marked = record
+                    if let baselineMark { marked.baseline = baselineMark }
+                    if marked.isPartWay(squash.range), thrown == nil {
                         thrown = .init(kind: ErrorKind.squashedRangePartWay, manager: "m\(manager)")
                     }
-                } else if baselineMark == nil, replaced.allSatisfy({ $0.version.base <= app }),
+                } else if baselineMark.map({ squash.from > $0 }) ?? true, replaced.allSatisfy({ $0.version.base <= app }),
                           record.level.map({ squash.from > $0 }) ?? true,
                           !record.progress.keys.contains(where: squash.range.contains),
                           let first = chain.firstIndex(where: { $0.recorded.first == squash.from }) {
@@ -361,7 +375,7 @@ struct ReferenceModel {
         }
         let isUpToDate = keptSteps.isEmpty && refusals.isEmpty
         return Plan(
-            steps: keptSteps, summary: PlanSummary(managers: summaries, isUpToDate: isUpToDate), refusals: refusals, thrown: thrown)
+            steps: keptSteps, summary: PlanSummary(managers: summaries, isUpToDate: isUpToDate), refusals: refusals, thrown: decisionThrown ?? thrown)
     }
 
     /// Step indices such that every step comes after its predecessors (the first ready step each time).

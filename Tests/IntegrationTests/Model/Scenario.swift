@@ -155,7 +155,7 @@ extension ModelScenario: CustomStringConvertible {
     var description: String {
         var lines = ["store: \(storeKind.rawValue)"]
         for (index, manager) in managers.enumerated() {
-            var policies = ["firstLaunch \(manager.firstLaunch.rawValue)", "newerStore \(manager.newerStore.rawValue)",
+            var policies = ["firstLaunch \(manager.firstLaunch)", "newerStore \(manager.newerStore.rawValue)",
                             "late \(manager.late.rawValue)", "fingerprint \(manager.fingerprint.rawValue)"]
             if manager.hasHook { policies.append("hook") }
             if let squash = manager.squash {

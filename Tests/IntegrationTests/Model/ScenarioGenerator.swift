@@ -63,7 +63,7 @@ enum ScenarioGenerator {
             }
             managers.append(ManagerSpec(
                 migrations: migrations,
-                firstLaunch: random.chance(25) ? .baseline : .runAll,
+                firstLaunch: random.chance(25) ? .baseline : random.chance(15) ? .adopt(at: random.pick(versionPool)) : .runAll,
                 newerStore: random.chance(60) ? .fail : .ignore,
                 late: random.pick([.run, .run, .run, .fail, .ignore]),
                 fingerprint: random.pick([.warn, .warn, .fail, .ignore]),
