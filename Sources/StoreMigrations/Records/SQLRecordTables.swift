@@ -142,6 +142,12 @@ package struct SQLRecordTables: Sendable {
         _ new: [String: MigrationRecord], over old: [String: MigrationRecord], through connection: some SQLRecordConnection
     ) throws {
         let p = dialect.placeholder
+        // Written once for all the rows: a squash or a creation from the declared schema adds
+        // hundreds with it.
+        let insertHistory = """
+            INSERT INTO \(history)(manager, version, applied_at, duration_seconds, name, fingerprint)
+            VALUES (\(p(1)), \(p(2)), \(dialect.timestamp(p(3))), \(p(4)), \(p(5)), \(p(6)))
+            """
         for manager in old.keys where new[manager] == nil {
             try connection.executeRecordStatement("DELETE FROM \(levels) WHERE manager = \(p(1))", [.text(manager)])
             try connection.executeRecordStatement("DELETE FROM \(history) WHERE manager = \(p(1))", [.text(manager)])
@@ -168,10 +174,7 @@ package struct SQLRecordTables: Sendable {
             }
             for migration in added {
                 try connection.executeRecordStatement(
-                    """
-                    INSERT INTO \(history)(manager, version, applied_at, duration_seconds, name, fingerprint)
-                    VALUES (\(p(1)), \(p(2)), \(dialect.timestamp(p(3))), \(p(4)), \(p(5)), \(p(6)))
-                    """,
+                    insertHistory,
                     [
                         .text(manager), .text(migration.version.description),
                         .real((migration.appliedAt ?? Date()).timeIntervalSince1970), .real(migration.duration ?? 0),

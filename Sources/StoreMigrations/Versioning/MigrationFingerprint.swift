@@ -27,8 +27,25 @@ public struct MigrationFingerprint: Sendable, Hashable, Codable, CustomStringCon
 
     /// The fingerprint of `text` with the current algorithm.
     package init(of text: String) {
-        let normalized = text.contains("\r\n") ? text.replacingOccurrences(of: "\r\n", with: "\n") : text
-        rawValue = Self.currentAlgorithm + ":" + SHA256.hexDigest(of: normalized.utf8)
+        // Bytes rather than Foundation's string search: a plan fingerprints every registered
+        // migration, and `contains` on a `String` bridged each text to search it.
+        let bytes = text.utf8
+        let digest: String
+        if bytes.contains(UInt8(ascii: "\r")) {
+            var normalized: [UInt8] = []
+            normalized.reserveCapacity(bytes.count)
+            var pendingReturn = false
+            for byte in bytes {
+                if pendingReturn, byte != UInt8(ascii: "\n") { normalized.append(UInt8(ascii: "\r")) }
+                pendingReturn = byte == UInt8(ascii: "\r")
+                if !pendingReturn { normalized.append(byte) }
+            }
+            if pendingReturn { normalized.append(UInt8(ascii: "\r")) }
+            digest = SHA256.hexDigest(of: normalized)
+        } else {
+            digest = SHA256.hexDigest(of: bytes)
+        }
+        rawValue = Self.currentAlgorithm + ":" + digest
     }
 
     /// A fingerprint as a store recorded it; `nil` for text that is not `algorithm:digest`.

@@ -4,7 +4,7 @@
 /// platforms has no CryptoKit. A cryptographic hash rather than a checksum (Flyway's CRC32) or
 /// FNV: a fingerprint is compared across releases and machines for as long as a store lives, and
 /// two texts that differ must practically never share one. Fingerprints are computed only for
-/// migrations that have a text to fingerprint, once per plan, so its speed matters little.
+/// migrations that have a text to fingerprint, once per plan.
 enum SHA256 {
     private static let roundConstants: [UInt32] = [
         0x428a_2f98, 0x7137_4491, 0xb5c0_fbcf, 0xe9b5_dba5, 0x3956_c25b, 0x59f1_11f1, 0x923f_82a4, 0xab1c_5ed5,
@@ -19,54 +19,63 @@ enum SHA256 {
 
     /// The digest of `bytes`, as 64 lowercase hexadecimal digits.
     static func hexDigest(of bytes: some Collection<UInt8>) -> String {
-        var message = Array(bytes)
+        // A launch fingerprints every registered migration, hundreds of them when a fresh install
+        // is created from a declared schema: the message is padded in one buffer reserved at its
+        // final size, and the rounds read it and the schedule without bounds checks.
+        let paddedCount = (bytes.count + 8) / 64 * 64 + 64
+        var message: [UInt8] = []
+        message.reserveCapacity(paddedCount)
+        message.append(contentsOf: bytes)
         let bitLength = UInt64(message.count) * 8
         message.append(0x80)
-        while message.count % 64 != 56 { message.append(0) }
+        message.append(contentsOf: repeatElement(0, count: paddedCount - 8 - message.count))
         for shift in stride(from: 56, through: 0, by: -8) { message.append(UInt8(truncatingIfNeeded: bitLength >> UInt64(shift))) }
 
-        var hash: [UInt32] = [
-            0x6a09_e667, 0xbb67_ae85, 0x3c6e_f372, 0xa54f_f53a, 0x510e_527f, 0x9b05_688c, 0x1f83_d9ab, 0x5be0_cd19,
-        ]
+        var hash: (UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32) = (
+            0x6a09_e667, 0xbb67_ae85, 0x3c6e_f372, 0xa54f_f53a, 0x510e_527f, 0x9b05_688c, 0x1f83_d9ab, 0x5be0_cd19
+        )
         var words = [UInt32](repeating: 0, count: 64)
-        for chunk in stride(from: 0, to: message.count, by: 64) {
-            for index in 0..<16 {
-                let offset = chunk + index * 4
-                words[index] = UInt32(message[offset]) << 24 | UInt32(message[offset + 1]) << 16
-                    | UInt32(message[offset + 2]) << 8 | UInt32(message[offset + 3])
+        message.withUnsafeBufferPointer { message in
+            words.withUnsafeMutableBufferPointer { words in
+                roundConstants.withUnsafeBufferPointer { constants in
+                    for chunk in stride(from: 0, to: message.count, by: 64) {
+                        for index in 0..<16 {
+                            let offset = chunk + index * 4
+                            words[index] = UInt32(message[offset]) << 24 | UInt32(message[offset + 1]) << 16
+                                | UInt32(message[offset + 2]) << 8 | UInt32(message[offset + 3])
+                        }
+                        for index in 16..<64 {
+                            let s0 = rotate(words[index - 15], 7) ^ rotate(words[index - 15], 18) ^ (words[index - 15] >> 3)
+                            let s1 = rotate(words[index - 2], 17) ^ rotate(words[index - 2], 19) ^ (words[index - 2] >> 10)
+                            words[index] = words[index - 16] &+ s0 &+ words[index - 7] &+ s1
+                        }
+                        var (a, b, c, d, e, f, g, h) = hash
+                        for index in 0..<64 {
+                            let s1 = rotate(e, 6) ^ rotate(e, 11) ^ rotate(e, 25)
+                            let choice = (e & f) ^ (~e & g)
+                            let t1 = h &+ s1 &+ choice &+ constants[index] &+ words[index]
+                            let s0 = rotate(a, 2) ^ rotate(a, 13) ^ rotate(a, 22)
+                            let majority = (a & b) ^ (a & c) ^ (b & c)
+                            let t2 = s0 &+ majority
+                            (h, g, f, e, d, c, b, a) = (g, f, e, d &+ t1, c, b, a, t1 &+ t2)
+                        }
+                        hash = (
+                            hash.0 &+ a, hash.1 &+ b, hash.2 &+ c, hash.3 &+ d, hash.4 &+ e, hash.5 &+ f, hash.6 &+ g,
+                            hash.7 &+ h
+                        )
+                    }
+                }
             }
-            for index in 16..<64 {
-                let s0 = rotate(words[index - 15], 7) ^ rotate(words[index - 15], 18) ^ (words[index - 15] >> 3)
-                let s1 = rotate(words[index - 2], 17) ^ rotate(words[index - 2], 19) ^ (words[index - 2] >> 10)
-                words[index] = words[index - 16] &+ s0 &+ words[index - 7] &+ s1
-            }
-            var (a, b, c, d, e, f, g, h) = (hash[0], hash[1], hash[2], hash[3], hash[4], hash[5], hash[6], hash[7])
-            for index in 0..<64 {
-                let s1 = rotate(e, 6) ^ rotate(e, 11) ^ rotate(e, 25)
-                let choice = (e & f) ^ (~e & g)
-                let t1 = h &+ s1 &+ choice &+ roundConstants[index] &+ words[index]
-                let s0 = rotate(a, 2) ^ rotate(a, 13) ^ rotate(a, 22)
-                let majority = (a & b) ^ (a & c) ^ (b & c)
-                let t2 = s0 &+ majority
-                (h, g, f, e, d, c, b, a) = (g, f, e, d &+ t1, c, b, a, t1 &+ t2)
-            }
-            hash[0] = hash[0] &+ a
-            hash[1] = hash[1] &+ b
-            hash[2] = hash[2] &+ c
-            hash[3] = hash[3] &+ d
-            hash[4] = hash[4] &+ e
-            hash[5] = hash[5] &+ f
-            hash[6] = hash[6] &+ g
-            hash[7] = hash[7] &+ h
         }
-        let digits = Array("0123456789abcdef".utf8)
         var text: [UInt8] = []
         text.reserveCapacity(64)
-        for word in hash {
-            for shift in stride(from: 28, through: 0, by: -4) { text.append(digits[Int(word >> UInt32(shift) & 0xf)]) }
+        for word in [hash.0, hash.1, hash.2, hash.3, hash.4, hash.5, hash.6, hash.7] {
+            for shift in stride(from: 28, through: 0, by: -4) { text.append(hexDigits[Int(word >> UInt32(shift) & 0xf)]) }
         }
         return String(decoding: text, as: UTF8.self)
     }
+
+    private static let hexDigits = Array("0123456789abcdef".utf8)
 
     private static func rotate(_ value: UInt32, _ count: UInt32) -> UInt32 {
         value >> count | value << (32 - count)

@@ -38,9 +38,9 @@ extension MigrationManager where Store == SQLiteStore {
     ///   (``NewDatabaseData/seed(_:)``).
     public func createNewDatabasesFromSchema(historyData: NewDatabaseData) {
         squashHistory(options: .named("created from the declared schema")) { history in
-            let schema = try history.declaredSchema()
+            let declared = try history.declaredSchema()
             return { db, _ in
-                try db.create(schema)
+                try db.create(declared.schema, statements: declared.statements)
                 if case .seed(let seed) = historyData { try seed(db) }
             }
         }
@@ -48,8 +48,9 @@ extension MigrationManager where Store == SQLiteStore {
 }
 
 extension SquashedHistory {
-    /// The schema the history ends in, or the error that says why a creation cannot replace it.
-    func declaredSchema() throws -> DeclaredSchema {
+    /// The schema the history ends in, with its `CREATE` statements, or the error that says why a
+    /// creation cannot replace it.
+    func declaredSchema() throws -> DeclaredSchemaOption.Value {
         for position in versions.indices {
             if isPostDeploy(position) {
                 throw SchemaCreationError.replacesPostDeployMigration(manager: manager, store: store, migration: versions[position])

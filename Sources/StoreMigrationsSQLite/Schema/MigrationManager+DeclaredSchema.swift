@@ -28,13 +28,14 @@ extension MigrationOptions {
     /// for a creation of new databases from it.
     func fingerprinting(_ schema: DeclaredSchema, mappings: [EntityMapping]) -> MigrationOptions {
         var options = self
-        var text = schema.description
+        let statements = schema.description
+        var text = statements
         for mapping in mappings {
             text += "\n-- mapping \(mapping.source)(\(mapping.columns?.joined(separator: ", ") ?? "*"))"
         }
         if let given = fingerprint { text += "\n-- " + given }
         options.fingerprint = text
-        options[DeclaredSchemaOption.self] = schema
+        options[DeclaredSchemaOption.self] = DeclaredSchemaOption.Value(schema: schema, statements: statements)
         return options
     }
 }
