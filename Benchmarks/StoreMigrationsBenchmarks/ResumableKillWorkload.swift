@@ -135,9 +135,24 @@ struct ResumableKillWorkload {
             FileHandle.standardError.write(Data("usage: benchmarks \(childCommand) resumable|single PATH\n".utf8))
             return 2
         }
+        let trace = ProcessInfo.processInfo.environment[traceVariable] != nil
+        if trace { traceLine("main") }
         do {
             let coordinator = MigrationCoordinator(appVersion: "2.0")
             let manager = try coordinator.manager("library", store: SQLiteStore(url: URL(fileURLWithPath: arguments[1])))
+            if trace {
+                traceLine("opened")
+                coordinator.observer = { event in
+                    switch event {
+                    case .planned: traceLine("planned")
+                    case .started: traceLine("started")
+                    case let .batchCommitted(_, progress):
+                        traceLine("committed done=\(progress.done) next=\(progress.batchSize ?? 0)")
+                    case .finished: traceLine("finished")
+                    default: break
+                    }
+                }
+            }
             if arguments[0] == "resumable" {
                 manager.registerResumable("2.0", transformingRowsOf: "event", columns: ["id", "guid", "calls"], countedGUID)
             } else {
@@ -152,6 +167,18 @@ struct ResumableKillWorkload {
             return 1
         }
     }
+}
+
+/// When set, a child writes a line to standard error at each point of its launch and after
+/// each committed batch, stamped with the monotonic clock, so that a driver that notes when it
+/// spawned and killed the child can tell where an attempt's time went.
+private let traceVariable = "BENCHMARKS_TRACE_CHILD"
+
+private func traceLine(_ text: String) {
+    var now = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &now)
+    let seconds = Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
+    FileHandle.standardError.write(Data("\(String(format: "%.6f", seconds)) \(text)\n".utf8))
 }
 
 /// The GUID stamp of the row-transform workload, with a count of the calls for each row.

@@ -251,7 +251,7 @@ public final class MigrationManager<Store: MigrationStore>: @unchecked Sendable 
     /// - Parameters:
     ///   - version: The migration's version.
     ///   - dependencies: Migrations of other managers that must be applied first.
-    ///   - batchSize: How many units a batch processes; by default as many as take about 250 ms.
+    ///   - batchSize: How many units a batch processes; by default as many as take about 100 ms.
     ///   - options: Options of this migration that its store understands (``MigrationOption``).
     ///   - deferred: Whether `run()` may return before the migration is done: it then goes on in
     ///     the background (``MigrationCoordinator/deferredWork``), and so do the migrations that

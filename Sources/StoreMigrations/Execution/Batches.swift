@@ -39,23 +39,34 @@ public enum BatchResult: Sendable, Hashable {
 /// ```
 public enum BatchSize: Sendable, Hashable {
     /// Batches sized so that each one's work takes about `duration`, measured and adapted after
-    /// every batch; the first batch processes `initial` units.
+    /// every batch; the first batch processes `initial` units. A relaunch's first batch processes
+    /// a quarter of the size the committed batches had learnt, and the next ones the learnt size.
     case timeTarget(Duration, initial: Int)
     /// Always `units` per batch.
     case fixed(Int)
 
-    /// About 250 ms of work per commit: short enough for a kill, a budget or a pause to lose
-    /// little, long enough that commits cost little beside the work.
-    public static let automatic = BatchSize.timeTarget(.milliseconds(250), initial: 200)
+    /// About 100 ms of work per commit: a kill loses on average half the batch in flight, so an
+    /// app the system kills soon after each launch still moves on, while a commit (a write of
+    /// the cursor, in a transaction of its own) costs little beside 100 ms of work.
+    public static let automatic = BatchSize.timeTarget(.milliseconds(100), initial: 200)
 
-    /// The first batch's size in this run: for a time target, the size the committed batches
-    /// had learnt (`learnt`, kept with the progress) when there is one.
+    /// The first batch's size in this run: for a time target, a quarter of the size the committed
+    /// batches had learnt (`learnt`, kept with the progress) when there is one. A relaunch's first
+    /// batch then commits soon after the launch even when this launch runs slower than the one
+    /// that learnt the size (a loaded machine, cold caches): a learnt size a kill always
+    /// interrupts would never commit, so never be learnt again, and the step would not move. The
+    /// next batch grows back to the rate this launch measures.
     func firstLimit(learnt: Int?) -> Int {
         switch self {
-        case .timeTarget(_, let initial): return max(1, min(learnt ?? initial, Self.largest))
+        case .timeTarget(_, let initial):
+            return max(1, min(learnt.map { $0 / Self.relaunchShare } ?? initial, Self.largest))
         case .fixed(let units): return max(1, units)
         }
     }
+
+    /// How much smaller than the learnt size a relaunch's first batch is: the fourfold growth a
+    /// batch may have brings the second batch back to the learnt size.
+    private static let relaunchShare = 4
 
     /// The next batch's size as a time target learns it (see ``nextLimit(after:processed:seconds:)``),
     /// kept with the progress; `nil` for a fixed size, which learns nothing.

@@ -27,8 +27,9 @@ public struct StepProgress: Sendable, Hashable, Codable, CustomStringConvertible
     /// one: a relaunch with an edited body is compared with it, as an applied migration is.
     public internal(set) var fingerprint: MigrationFingerprint?
     /// The size the next batch should have, as the committed batches learnt it (for
-    /// ``BatchSize/timeTarget(_:initial:)``): a relaunch starts there rather than at the initial
-    /// size, so that a step killed often does not spend each launch growing its batches again.
+    /// ``BatchSize/timeTarget(_:initial:)``): a relaunch starts from there rather than from the
+    /// initial size, so that a step killed often does not spend each launch growing its batches
+    /// again; its first batch is a quarter of it, to commit soon after the launch.
     public internal(set) var batchSize: Int?
 
     /// Creates the progress of a migration.

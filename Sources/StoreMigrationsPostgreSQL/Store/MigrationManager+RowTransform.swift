@@ -37,7 +37,7 @@ extension MigrationManager where Store == PostgreSQLStore {
     ///     naming the table, the column and the migration, and its batch is rolled back.
     ///   - condition: An SQL condition selecting the rows, or `nil` for all; the first batch counts
     ///     the rows it selects, for progress.
-    ///   - batchSize: How many rows a batch rewrites; by default as many as take about 250 ms.
+    ///   - batchSize: How many rows a batch rewrites; by default as many as take about 100 ms.
     ///   - deferred: Whether `run()` may return before the migration is done.
     ///   - options: The migration's name, and a fingerprint that changes with `transform` (a
     ///     closure the library cannot read), if edits after it ran should be reported.

@@ -224,9 +224,11 @@ import TestSupport
         #expect(store.contents == Array(repeating: 1, count: Self.units))
     }
 
-    /// A relaunch starts at the batch size the committed batches had learnt, kept with the
-    /// cursor, rather than growing from the initial size again (issue 28: restarts of big steps).
-    @Test func aResumedStepStartsAtTheBatchSizeItHadLearnt() throws {
+    /// A relaunch starts from the batch size the committed batches had learnt, kept with the
+    /// cursor, rather than growing from the initial size again (issue 28: restarts of big steps):
+    /// its first batch is a quarter of it, so that it commits soon after the launch, and the
+    /// next one is back at the learnt size.
+    @Test func aResumedStepStartsFromTheBatchSizeItHadLearnt() throws {
         let store = Self.store()
         let limits = Locked<[Int]>([])
         func launch(failing: Bool) throws -> MigrationReport {
@@ -246,15 +248,18 @@ import TestSupport
         #expect(try store.readRecords()["data"]?.progress(of: "2")?.batchSize == 160)
         limits.value = []
         #expect(try launch(failing: false).steps.map(\.outcome) == [.applied])
-        #expect(limits.value.first == 160)
+        // 50 units were committed; 40, 160 and 640 more, then the last 110 within 2,560.
+        #expect(limits.value == [40, 160, 640, 2_560])
         #expect(store.contents == Array(repeating: 1, count: Self.units))
     }
 
     @Test func theBatchSizeFollowsTheTimeTarget() {
         let size = BatchSize.timeTarget(.milliseconds(200), initial: 10)
         #expect(size.firstLimit(learnt: nil) == 10)
-        #expect(size.firstLimit(learnt: 5_000) == 5_000)
+        #expect(size.firstLimit(learnt: 5_000) == 1_250)
+        #expect(size.firstLimit(learnt: 3) == 1)
         #expect(BatchSize.fixed(7).firstLimit(learnt: 5_000) == 7)
+        #expect(BatchSize.automatic == .timeTarget(.milliseconds(100), initial: 200))
         // 10 units in 1 ms: 2,000 would take 200 ms, but a batch grows at most fourfold.
         #expect(size.nextLimit(after: 10, processed: 10, seconds: 0.001) == 40)
         // 1,000 units in 1 s: 200 take 200 ms.
