@@ -63,8 +63,9 @@ struct FleetUpToDateWorkload {
         // -wal into the file first, so that the file alone holds them.
         if journalMode == .wal { try RawSQLite(path: seed.path).execute("PRAGMA wal_checkpoint(TRUNCATE)") }
         let seedBytes = try Data(contentsOf: seed)
+        let sizes = small == large ? [large] : [small, large]
         var folders: [Int: URL] = [:]
-        for count in [small, large] {
+        for count in sizes {
             let folder = root.appendingPathComponent("\(count)", isDirectory: true)
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
             let progress = ProgressLine(label: "\(count) tenant files (\(mode))")
@@ -77,7 +78,7 @@ struct FleetUpToDateWorkload {
 
         var rows: [Measurement] = []
         var checks: [Int: Samples] = [:]
-        for count in [small, large] {
+        for count in sizes {
             let folder = folders[count]!
             let fleet = MigrationFleet(appVersion: "2.1", tenants: SQLiteTenantFolder(folder: folder), template: Self.template)
             func check(inFlight: Int?) throws {
@@ -110,7 +111,7 @@ struct FleetUpToDateWorkload {
                     runs: timer.runs, libraryMedian: oneAtATime.library.median, baselineMedian: oneAtATime.baseline.median, target: "(none)"))
             }
         }
-        if let smallCheck = checks[small], let largeCheck = checks[large] {
+        if small != large, let smallCheck = checks[small], let largeCheck = checks[large] {
             var growth = Measurement(
                 workload: "fleet: the check over \(large) files against over \(small) (\(mode))",
                 metric: "plan() over \(large) files (library columns) and over \(small) (baseline columns): time ratio, and peak RSS above the level before each",

@@ -103,7 +103,11 @@ if options.wants("schema-creation") {
     results += try SchemaCreationWorkload(migrations: 500, timer: makeTimer(options.quick ? 1 : 9)).run()
 }
 if options.wants("fleet-sqlite") {
-    results += try FleetUpToDateWorkload(small: options.quick ? 100 : 1_000, large: options.quick ? 1_000 : 10_000, timer: slowTimer).run()
+    // `--stores N`: one folder of N files only, e.g. for a profiler.
+    results += try FleetUpToDateWorkload(
+        small: options.stores ?? (options.quick ? 100 : 1_000), large: options.stores ?? (options.quick ? 1_000 : 10_000),
+        timer: slowTimer
+    ).run()
 }
 #if canImport(CLibPQ)
 // The peer (django-tenants) runs at 200 schemas: at 1,000 its three executors alone take ~6 min.

@@ -11,9 +11,11 @@ extension MigrationManager {
         if !snapshot.registrations.historySquashes.isEmpty, !versions.isEmpty {
             registeredSquashes += historySquashes(snapshot.registrations)
         }
-        // Stable: by the start of the range, then registration order.
+        // Stable: by the start of the range, then registration order. Closures rather than key
+        // paths here and below: in this generic type each key path is made at run time, on every
+        // plan (Benchmarks/BENCHMARKS.md, issue 27).
         let squashes = registeredSquashes.enumerated()
-            .sorted { ($0.element.from, $0.offset) < ($1.element.from, $1.offset) }.map(\.element)
+            .sorted { ($0.element.from, $0.offset) < ($1.element.from, $1.offset) }.map { $0.element }
         // A squash whose replaced migrations are gone stands in for them as a migration of its
         // own at the end of its range, so that the chain, dependencies and records see it there.
         var standsIn = [Bool](repeating: false, count: squashes.count)
@@ -49,7 +51,7 @@ extension MigrationManager {
                 from: squash.from, through: squash.through, recorded: recorded, originalsRemoved: standsIn[index],
                 isPostDeploy: squash.options.isPostDeploy, name: squash.options.name, refusal: squash.refusal)
         }
-        let squashBodies = squashes.map(\.body)
+        let squashBodies = squashes.map { $0.body }
         let store = self.store
         let name = self.name
         let firstLaunch = snapshot.firstLaunch
@@ -60,7 +62,7 @@ extension MigrationManager {
         return ManagerDefinition(
             name: name, storeDescription: store.description, identity: store.identity,
             isRebuildable: store.isRebuildable, versions: versions, dependencies: dependencies,
-            deferred: snapshot.registrations.hasDeferred ? bodies.map(\.isDeferred) : [],
+            deferred: snapshot.registrations.hasDeferred ? bodies.map { $0.isDeferred } : [],
             postDeploy: options.indices.filter { options[$0].isPostDeploy }, labels: labels,
             newerStorePolicy: snapshot.newerStore, latePolicy: snapshot.late, fingerprintPolicy: snapshot.fingerprint,
             hasHook: !hooks.isEmpty,
@@ -79,7 +81,7 @@ extension MigrationManager {
                     }
                 }
             },
-            resumable: snapshot.registrations.hasResumable ? bodies.map(\.isResumable) : [],
+            resumable: snapshot.registrations.hasResumable ? bodies.map { $0.isResumable } : [],
             squashes: squashed,
             perform: { [bodies, transactions, options, labels, versions, newerStore = snapshot.newerStore, fingerprint = snapshot.fingerprint] step, source in
                 let checks = StepChecks(

@@ -74,7 +74,7 @@ public final class MigrationFleet: Sendable {
         let builder = FleetPlanBuilder(appVersion: appVersion, examplesPerGroup: examplesPerGroup)
         var iterator = try startWalk()
         var taken = 0
-        try walk(
+        try FleetWorkers.walk(
             next: { try iterator.next() }, limit: maxTenantsInFlight ?? ProcessInfo.processInfo.activeProcessorCount,
             mayStart: { _ in
                 defer { taken += 1 }
@@ -160,7 +160,7 @@ public final class MigrationFleet: Sendable {
             switch options.canary {
             case nil:
                 var iterator = try startWalk()
-                try walk(next: { try iterator.next() }, limit: limit, mayStart: run.mayStart, notStarted: run.notStarted, work: work)
+                try FleetWorkers.walk(next: { try iterator.next() }, limit: limit, mayStart: run.mayStart, notStarted: run.notStarted, work: work)
             case .first(let count):
                 var iterator = try startWalk()
                 var pulled = 0
@@ -169,17 +169,17 @@ public final class MigrationFleet: Sendable {
                     pulled += 1
                     return try iterator.next()
                 }
-                try walk(next: nextCanary, limit: limit, mayStart: run.mayStart, notStarted: run.notStarted, work: work)
+                try FleetWorkers.walk(next: nextCanary, limit: limit, mayStart: run.mayStart, notStarted: run.notStarted, work: work)
                 run.endCanaryWave()
-                try walk(next: { try iterator.next() }, limit: limit, mayStart: run.mayStart, notStarted: run.notStarted, work: work)
+                try FleetWorkers.walk(next: { try iterator.next() }, limit: limit, mayStart: run.mayStart, notStarted: run.notStarted, work: work)
             case .group(let group):
                 var canaries = try startWalk()
-                try walk(
+                try FleetWorkers.walk(
                     next: { try Self.next(of: &canaries) { $0.group == group } }, limit: limit, mayStart: run.mayStart,
                     notStarted: run.notStarted, work: work)
                 run.endCanaryWave()
                 var rest = try startWalk()
-                try walk(
+                try FleetWorkers.walk(
                     next: { try Self.next(of: &rest) { $0.group != group } }, limit: limit, mayStart: run.mayStart,
                     notStarted: run.notStarted, work: work)
             }
@@ -187,7 +187,7 @@ public final class MigrationFleet: Sendable {
             while case let held = run.takeBusy(), !held.isEmpty {
                 Thread.sleep(forTimeInterval: options.claimRetryInterval.seconds)
                 var retry = TenantList(held).makeTenantIterator()
-                try walk(next: { retry.next() }, limit: limit, mayStart: run.mayStart, notStarted: run.notStarted, work: work)
+                try FleetWorkers.walk(next: { retry.next() }, limit: limit, mayStart: run.mayStart, notStarted: run.notStarted, work: work)
             }
         } catch {
             run.sourceFailed("\(error)")
@@ -267,51 +267,6 @@ public final class MigrationFleet: Sendable {
             return try tenants.makeTenantIterator()
         } catch {
             throw FleetError.sourceUnreadable(source: tenants.description, message: "\(error)")
-        }
-    }
-
-    /// Takes tenants from `next` one at a time, on the calling thread, and runs the work `work`
-    /// makes of each on the walk's ``FleetWorkers``, at most `limit` at once; returns when all
-    /// have ended.
-    /// A tenant is taken only once a place is free, so that the source is never read further
-    /// ahead than the tenants running. `mayStart` is asked then for the tenant's number: a
-    /// tenant it refuses goes to `notStarted` instead. Rethrows what `next` throws, once the tenants running have ended.
-    private func walk(
-        next: () throws -> Tenant?, limit: Int, mayStart: (Tenant) -> Int?, notStarted: (Tenant) -> Void,
-        work: (Tenant, Int) -> @Sendable () -> Void
-    ) throws {
-        let places = DispatchSemaphore(value: max(1, limit))
-        let running = DispatchGroup()
-        let workers = FleetWorkers(limit: limit)
-        defer {
-            running.wait()
-            workers.close()
-        }
-        while true {
-            places.wait()
-            // Every place taken is given back, whatever `next` does: libdispatch traps when a
-            // semaphore is released below its initial value.
-            let taken: Tenant?
-            do {
-                taken = try next()
-            } catch {
-                places.signal()
-                throw error
-            }
-            guard let tenant = taken else {
-                places.signal()
-                return
-            }
-            guard let number = mayStart(tenant) else {
-                places.signal()
-                notStarted(tenant)
-                continue
-            }
-            running.enter()
-            workers.run(work(tenant, number)) {
-                places.signal()
-                running.leave()
-            }
         }
     }
 }
