@@ -157,20 +157,13 @@ struct PeerRun {
         }
         let script = ProcessInfo.processInfo.environment["FLEET_PEER"] ?? "/work/shared/peers/fleet/django-tenants/run.sh"
         guard FileManager.default.isExecutableFile(atPath: script) else { return }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/bash")
-        process.arguments = [script, String(tenants), "1"]
         var environment = ProcessInfo.processInfo.environment
         environment["KILLS"] = ""
         environment["EXECUTORS"] = environment["EXECUTORS"] ?? "standard mp2 mp4"
-        process.environment = environment
-        // A file, not a pipe: the harness leaves its server running, which keeps a pipe open.
         let outputURL = FileManager.default.temporaryDirectory.appendingPathComponent("fleet-peer-\(UUID().uuidString).jsonl")
-        _ = FileManager.default.createFile(atPath: outputURL.path, contents: nil)
         defer { try? FileManager.default.removeItem(at: outputURL) }
-        process.standardOutput = try FileHandle(forWritingTo: outputURL)
-        try process.run()
-        process.waitUntilExit()
+        let ending = try ChildProcess.run(program: "/bin/bash", arguments: [script, String(tenants), "1"],
+                                          environment: environment, standardOutput: outputURL.path)
         let data = try Data(contentsOf: outputURL)
         var lines: [String] = []
         for line in String(decoding: data, as: UTF8.self).split(separator: "\n") {
@@ -190,7 +183,7 @@ struct PeerRun {
                 continue
             }
         }
-        summary = "django-tenants at \(tenants) schemas (exit \(process.terminationStatus)): " + lines.joined(separator: "; ") + "."
+        summary = "django-tenants at \(tenants) schemas (\(ending)): " + lines.joined(separator: "; ") + "."
     }
 }
 
