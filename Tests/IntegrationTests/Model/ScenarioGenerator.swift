@@ -61,14 +61,15 @@ enum ScenarioGenerator {
                 }
                 migrations.append(migration)
             }
+            let squash = random.chance(20) ? squash(of: migrations, launchCount: launchCount, random: &random) : nil
             managers.append(ManagerSpec(
                 migrations: migrations,
-                firstLaunch: random.chance(25) ? .baseline : random.chance(15) ? .adopt(at: random.pick(versionPool)) : .runAll,
+                firstLaunch: firstLaunch(versions: versions, squash: squash, random: &random),
                 newerStore: random.chance(60) ? .fail : .ignore,
                 late: random.pick([.run, .run, .run, .fail, .ignore]),
                 fingerprint: random.pick([.warn, .warn, .fail, .ignore]),
                 hasHook: random.chance(35),
-                squash: random.chance(20) ? squash(of: migrations, launchCount: launchCount, random: &random) : nil))
+                squash: squash))
         }
         var app = random.pick(appVersions)
         var launches: [Launch] = []
@@ -95,10 +96,22 @@ enum ScenarioGenerator {
         return ModelScenario(managers: managers, launches: launches, storeKind: kind)
     }
 
+    /// A first launch's decision. Adoptions are often at one of the manager's own versions, and
+    /// then often inside its squashed range, where the planner must refuse a store part-way
+    /// through a range whose originals are gone.
+    private static func firstLaunch(versions: [Version], squash: SquashSpec?, random: inout SeededGenerator) -> FirstLaunchDecision {
+        if random.chance(25) { return .baseline }
+        guard random.chance(20) else { return .runAll }
+        let inside = versions.filter { version in squash.map { $0.from <= version && version < $0.through } ?? false }
+        if !inside.isEmpty, random.chance(50) { return .adopt(at: random.pick(inside)) }
+        return .adopt(at: random.pick(random.chance(50) ? versions : versionPool))
+    }
+
     /// A squash of a run of consecutive migrations registered from the first launch (deferred
     /// and resumable ones among them), none post-deploy: the model does not yet hold a squash
     /// behind a post-deploy migration it replaces, as the planner does. Its originals are
-    /// removed from a later launch now and then.
+    /// removed now and then: from a later launch, or from the first, the fresh install of a
+    /// release that ships the squash alone.
     private static func squash(of migrations: [MigrationSpec], launchCount: Int, random: inout SeededGenerator) -> SquashSpec? {
         let sorted = migrations.sorted { $0.version < $1.version }
         let start = random.int(0...(sorted.count - 1))
@@ -106,7 +119,7 @@ enum ScenarioGenerator {
         while end + 1 < sorted.count, random.chance(70) { end += 1 }
         let run = sorted[start...end]
         guard run.allSatisfy({ $0.introducedAt == 0 && !$0.postDeploy }) else { return nil }
-        let removedAt = launchCount > 1 && random.chance(40) ? random.int(1...(launchCount - 1)) : nil
+        let removedAt = random.chance(40) ? random.int(0...(launchCount - 1)) : nil
         return SquashSpec(from: run.first!.version, through: run.last!.version, originalsRemovedAt: removedAt)
     }
 
