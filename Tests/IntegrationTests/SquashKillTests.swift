@@ -17,18 +17,11 @@ import TestSupport
         let database = directory.appendingPathComponent("squashed.sqlite").path
         let preferences = directory.appendingPathComponent("squashed.json")
 
-        let hold = folder.file("holding")
-        let child = try runner.start(["squashed", directory.path, hold.path], logs: logs)
-        #expect(waitUntil { FileManager.default.fileExists(atPath: hold.path) })
-        let killed = child.kill()
+        let killed = try runner.killWhileHolding(["squashed", directory.path], holding: folder.file("holding"), logs: logs)
         #expect(killed.signal != nil)
         let userTables = "SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'store_migrations%' ORDER BY name"
         #expect(try RawSQLite.strings(userTables, at: database) == [])
-        let recordTables = try RawSQLite.strings(
-            "SELECT name FROM sqlite_schema WHERE name = 'store_migrations_history'", at: database)
-        if !recordTables.isEmpty {
-            #expect(try RawSQLite.strings("SELECT version FROM store_migrations_history", at: database) == [])
-        }
+        #expect(try RawSQLite.recordedVersions(at: database) == [])
         #expect(!FileManager.default.fileExists(atPath: preferences.path))
 
         let exit = try runner.run(["squashed", directory.path], logs: logs)

@@ -55,6 +55,18 @@ package struct CrashRunnerExecutable {
         }
         return exit
     }
+
+    /// Runs the runner with `arguments` and a file to create once its step holds, waits until it
+    /// does, and SIGKILLs it there: a process killed inside the step's transaction.
+    package func killWhileHolding(_ arguments: [String], holding: URL, logs: URL) throws -> ChildProcess.Exit {
+        let child = try start(arguments + [holding.path], logs: logs)
+        let holds = waitUntil { FileManager.default.fileExists(atPath: holding.path) || child.wait(timeout: 0) != nil }
+        guard holds, child.wait(timeout: 0) == nil else {
+            child.kill()
+            throw ProcessTestFailure("CrashRunner \(arguments.joined(separator: " ")) ended or never held inside its step")
+        }
+        return child.kill()
+    }
 }
 
 /// How an older app's process ended in a rolling deploy; see ``ChildProcess/Exit/rollingDeployOutcome(appVersion:)``.

@@ -16,18 +16,11 @@ import TestSupport
         try FileManager.default.createDirectory(at: logs, withIntermediateDirectories: true)
         let database = directory.appendingPathComponent("created.sqlite").path
 
-        let hold = folder.file("holding")
-        let child = try runner.start(["created", directory.path, hold.path], logs: logs)
-        #expect(waitUntil { FileManager.default.fileExists(atPath: hold.path) })
-        let killed = child.kill()
+        let killed = try runner.killWhileHolding(["created", directory.path], holding: folder.file("holding"), logs: logs)
         #expect(killed.signal != nil)
         let userSchema = "SELECT name FROM sqlite_master WHERE tbl_name NOT LIKE 'store_migrations%' ORDER BY name"
         #expect(try RawSQLite.strings(userSchema, at: database) == [])
-        let recordTables = try RawSQLite.strings(
-            "SELECT name FROM sqlite_master WHERE name = 'store_migrations_history'", at: database)
-        if !recordTables.isEmpty {
-            #expect(try RawSQLite.strings("SELECT version FROM store_migrations_history", at: database) == [])
-        }
+        #expect(try RawSQLite.recordedVersions(at: database) == [])
 
         let exit = try runner.run(["created", directory.path], logs: logs)
         #expect(exit.succeeded, "\(exit)")
