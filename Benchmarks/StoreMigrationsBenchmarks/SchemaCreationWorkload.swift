@@ -12,6 +12,9 @@ import CSQLite
 /// (`createNewDatabasesFromSchema`) and replayed, each against the same `CREATE` statements run
 /// by hand through SQLite's C API in one transaction, in WAL mode as the store's database is. The
 /// library's sides include making the coordinator and registering the history, as a launch does.
+/// Both sides close their connection inside their timing: the by-hand side's closing checkpoint
+/// runs when its connection is released, and the library's store is closed as the run returns,
+/// where it would otherwise close on the run's thread once released, after its timing stopped.
 struct SchemaCreationWorkload {
     let migrations: Int
     let timer: Timer
@@ -45,11 +48,13 @@ struct SchemaCreationWorkload {
 
     private func install(at url: URL, creating: Bool, schema: DeclaredSchema) throws {
         let coordinator = MigrationCoordinator(appVersion: Version(migrations))
-        let library = try coordinator.manager("library", store: SQLiteStore(url: url))
+        let store = SQLiteStore(url: url)
+        let library = try coordinator.manager("library", store: store)
         for index in 0..<(migrations - 1) { library.register(Version(index + 1), sql: Self.historySQL(index)) }
         library.register(Version(migrations), schema: schema)
         if creating { library.createNewDatabasesFromSchema(historyData: .notNeeded) }
         let report = try coordinator.run()
+        store.close()
         guard report.succeeded, report.steps.count == (creating ? 1 : migrations) else {
             throw RawSQLiteError(message: "the install ran \(report.steps.count) steps: \(report.steps.compactMap(\.error))")
         }

@@ -23,8 +23,13 @@ package protocol SQLRecordConnection {
 package struct SQLRecordDialect: Sendable {
     /// The placeholder of the `position`th parameter, counted from 1 (`?`, `$1`).
     package let placeholder: @Sendable (Int) -> String
-    /// An expression that turns a parameter holding seconds since 1970 into a stored timestamp.
+    /// An expression that turns the parameter bound by ``timestampArgument`` into a stored
+    /// timestamp.
     package let timestamp: @Sendable (String) -> String
+    /// The argument bound for a timestamp of seconds since 1970: the seconds themselves by
+    /// default, or the stored timestamp already formatted, for a dialect whose ``timestamp``
+    /// takes the parameter as it is.
+    package let timestampArgument: @Sendable (Double) -> SQLRecordValue
     /// The history's key column, assigned in insertion order.
     package let historyKey: String
     /// The history's timestamp column type.
@@ -40,11 +45,12 @@ package struct SQLRecordDialect: Sendable {
 
     package init(
         placeholder: @escaping @Sendable (Int) -> String, timestamp: @escaping @Sendable (String) -> String,
-        historyKey: String, timestampType: String, realType: String, columnNames: @escaping @Sendable (String) -> String,
+        timestampArgument: @escaping @Sendable (Double) -> SQLRecordValue = { .real($0) }, historyKey: String, timestampType: String, realType: String, columnNames: @escaping @Sendable (String) -> String,
         addsColumnsIfNotExists: Bool
     ) {
         self.placeholder = placeholder
         self.timestamp = timestamp
+        self.timestampArgument = timestampArgument
         self.historyKey = historyKey
         self.timestampType = timestampType
         self.realType = realType
@@ -148,6 +154,16 @@ package struct SQLRecordTables: Sendable {
             INSERT INTO \(history)(manager, version, applied_at, duration_seconds, name, fingerprint)
             VALUES (\(p(1)), \(p(2)), \(dialect.timestamp(p(3))), \(p(4)), \(p(5)), \(p(6)))
             """
+        // The rows one step adds share its time: its timestamp is made once, not once a row.
+        let now = Date()
+        var lastTimestamp: (seconds: Double, argument: SQLRecordValue)?
+        func timestamp(_ date: Date?) -> SQLRecordValue {
+            let seconds = (date ?? now).timeIntervalSince1970
+            if let lastTimestamp, lastTimestamp.seconds == seconds { return lastTimestamp.argument }
+            let argument = dialect.timestampArgument(seconds)
+            lastTimestamp = (seconds, argument)
+            return argument
+        }
         for manager in old.keys where new[manager] == nil {
             try connection.executeRecordStatement("DELETE FROM \(levels) WHERE manager = \(p(1))", [.text(manager)])
             try connection.executeRecordStatement("DELETE FROM \(history) WHERE manager = \(p(1))", [.text(manager)])
@@ -177,7 +193,7 @@ package struct SQLRecordTables: Sendable {
                     insertHistory,
                     [
                         .text(manager), .text(migration.version.description),
-                        .real((migration.appliedAt ?? Date()).timeIntervalSince1970), .real(migration.duration ?? 0),
+                        timestamp(migration.appliedAt), .real(migration.duration ?? 0),
                         migration.name.map { .text($0) } ?? .null, migration.fingerprint.map { .text($0.rawValue) } ?? .null,
                     ])
             }

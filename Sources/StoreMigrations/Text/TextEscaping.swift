@@ -8,8 +8,11 @@ extension String {
     /// characters: a quote that a combining mark follows (`"\u{301}`) is one character that is
     /// not a quote to it, so a quoted name or literal would end early (found by the fuzz targets).
     package func escapingASCII(_ special: String, with escape: Unicode.Scalar) -> String {
-        let special = Array(special.utf8), escape = UInt8(escape.value)
+        let special = special.utf8, escape = UInt8(escape.value)
         precondition(special.allSatisfy { $0 < 0x80 } && escape < 0x80, "only ASCII characters are escaped byte by byte")
+        // Most names and literals have nothing to escape: a creation from the declared schema
+        // quotes thousands of them, and returning the text itself spares a copy of each.
+        guard utf8.contains(where: special.contains) else { return self }
         var escaped: [UInt8] = []
         escaped.reserveCapacity(utf8.count + 2)
         for byte in utf8 {

@@ -19,60 +19,80 @@ enum SHA256 {
 
     /// The digest of `bytes`, as 64 lowercase hexadecimal digits.
     static func hexDigest(of bytes: some Collection<UInt8>) -> String {
-        // A launch fingerprints every registered migration, hundreds of them when a fresh install
-        // is created from a declared schema: the message is padded in one buffer reserved at its
-        // final size, and the rounds read it and the schedule without bounds checks.
-        let paddedCount = (bytes.count + 8) / 64 * 64 + 64
-        var message: [UInt8] = []
-        message.reserveCapacity(paddedCount)
-        message.append(contentsOf: bytes)
-        let bitLength = UInt64(message.count) * 8
-        message.append(0x80)
-        message.append(contentsOf: repeatElement(0, count: paddedCount - 8 - message.count))
-        for shift in stride(from: 56, through: 0, by: -8) { message.append(UInt8(truncatingIfNeeded: bitLength >> UInt64(shift))) }
+        if let digest = bytes.withContiguousStorageIfAvailable(hexDigest(ofContiguous:)) { return digest }
+        return Array(bytes).withUnsafeBufferPointer(hexDigest(ofContiguous:))
+    }
 
+    private static func hexDigest(ofContiguous message: UnsafeBufferPointer<UInt8>) -> String {
+        // A launch fingerprints every registered migration, hundreds of them when a fresh install
+        // is created from a declared schema: the whole blocks are hashed where the text lies, only
+        // the last one or two are copied to be padded, and nothing is allocated on the heap.
         var hash: (UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32) = (
             0x6a09_e667, 0xbb67_ae85, 0x3c6e_f372, 0xa54f_f53a, 0x510e_527f, 0x9b05_688c, 0x1f83_d9ab, 0x5be0_cd19
         )
-        var words = [UInt32](repeating: 0, count: 64)
-        message.withUnsafeBufferPointer { message in
-            words.withUnsafeMutableBufferPointer { words in
-                roundConstants.withUnsafeBufferPointer { constants in
-                    for chunk in stride(from: 0, to: message.count, by: 64) {
-                        for index in 0..<16 {
-                            let offset = chunk + index * 4
-                            words[index] = UInt32(message[offset]) << 24 | UInt32(message[offset + 1]) << 16
-                                | UInt32(message[offset + 2]) << 8 | UInt32(message[offset + 3])
-                        }
-                        for index in 16..<64 {
-                            let s0 = rotate(words[index - 15], 7) ^ rotate(words[index - 15], 18) ^ (words[index - 15] >> 3)
-                            let s1 = rotate(words[index - 2], 17) ^ rotate(words[index - 2], 19) ^ (words[index - 2] >> 10)
-                            words[index] = words[index - 16] &+ s0 &+ words[index - 7] &+ s1
-                        }
-                        var (a, b, c, d, e, f, g, h) = hash
-                        for index in 0..<64 {
-                            let s1 = rotate(e, 6) ^ rotate(e, 11) ^ rotate(e, 25)
-                            let choice = (e & f) ^ (~e & g)
-                            let t1 = h &+ s1 &+ choice &+ constants[index] &+ words[index]
-                            let s0 = rotate(a, 2) ^ rotate(a, 13) ^ rotate(a, 22)
-                            let majority = (a & b) ^ (a & c) ^ (b & c)
-                            let t2 = s0 &+ majority
-                            (h, g, f, e, d, c, b, a) = (g, f, e, d &+ t1, c, b, a, t1 &+ t2)
-                        }
-                        hash = (
-                            hash.0 &+ a, hash.1 &+ b, hash.2 &+ c, hash.3 &+ d, hash.4 &+ e, hash.5 &+ f, hash.6 &+ g,
-                            hash.7 &+ h
-                        )
+        let wholeBlocks = message.count / 64 * 64
+        withUnsafeTemporaryAllocation(of: UInt32.self, capacity: 64) { words in
+            roundConstants.withUnsafeBufferPointer { constants in
+                if let base = message.baseAddress, wholeBlocks > 0 {
+                    compress(UnsafeBufferPointer(start: base, count: wholeBlocks), into: &hash, words: words, constants: constants)
+                }
+                let tailCount = message.count - wholeBlocks
+                let paddedCount = tailCount + 8 < 64 ? 64 : 128
+                withUnsafeTemporaryAllocation(of: UInt8.self, capacity: paddedCount) { padded in
+                    for index in 0..<tailCount { padded[index] = message[wholeBlocks + index] }
+                    padded[tailCount] = 0x80
+                    for index in (tailCount + 1)..<(paddedCount - 8) { padded[index] = 0 }
+                    let bitLength = UInt64(message.count) &* 8
+                    for index in 0..<8 {
+                        padded[paddedCount - 8 + index] = UInt8(truncatingIfNeeded: bitLength >> UInt64(56 - index * 8))
                     }
+                    compress(UnsafeBufferPointer(padded), into: &hash, words: words, constants: constants)
                 }
             }
         }
-        var text: [UInt8] = []
-        text.reserveCapacity(64)
-        for word in [hash.0, hash.1, hash.2, hash.3, hash.4, hash.5, hash.6, hash.7] {
-            for shift in stride(from: 28, through: 0, by: -4) { text.append(hexDigits[Int(word >> UInt32(shift) & 0xf)]) }
+        return withUnsafeBytes(of: hash) { words in
+            String(unsafeUninitializedCapacity: 64) { text in
+                for wordIndex in 0..<8 {
+                    let word = words.load(fromByteOffset: wordIndex * 4, as: UInt32.self)
+                    for digit in 0..<8 {
+                        text[wordIndex * 8 + digit] = hexDigits[Int(word >> UInt32(28 - digit * 4) & 0xf)]
+                    }
+                }
+                return 64
+            }
         }
-        return String(decoding: text, as: UTF8.self)
+    }
+
+    /// Runs the compression function over `blocks`, a whole number of 64-byte blocks.
+    private static func compress(
+        _ blocks: UnsafeBufferPointer<UInt8>, into hash: inout (UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32),
+        words: UnsafeMutableBufferPointer<UInt32>, constants: UnsafeBufferPointer<UInt32>
+    ) {
+        for chunk in stride(from: 0, to: blocks.count, by: 64) {
+            for index in 0..<16 {
+                let offset = chunk + index * 4
+                words[index] = UInt32(blocks[offset]) << 24 | UInt32(blocks[offset + 1]) << 16
+                    | UInt32(blocks[offset + 2]) << 8 | UInt32(blocks[offset + 3])
+            }
+            for index in 16..<64 {
+                let s0 = rotate(words[index - 15], 7) ^ rotate(words[index - 15], 18) ^ (words[index - 15] >> 3)
+                let s1 = rotate(words[index - 2], 17) ^ rotate(words[index - 2], 19) ^ (words[index - 2] >> 10)
+                words[index] = words[index - 16] &+ s0 &+ words[index - 7] &+ s1
+            }
+            var (a, b, c, d, e, f, g, h) = hash
+            for index in 0..<64 {
+                let s1 = rotate(e, 6) ^ rotate(e, 11) ^ rotate(e, 25)
+                let choice = (e & f) ^ (~e & g)
+                let t1 = h &+ s1 &+ choice &+ constants[index] &+ words[index]
+                let s0 = rotate(a, 2) ^ rotate(a, 13) ^ rotate(a, 22)
+                let majority = (a & b) ^ (a & c) ^ (b & c)
+                let t2 = s0 &+ majority
+                (h, g, f, e, d, c, b, a) = (g, f, e, d &+ t1, c, b, a, t1 &+ t2)
+            }
+            hash = (
+                hash.0 &+ a, hash.1 &+ b, hash.2 &+ c, hash.3 &+ d, hash.4 &+ e, hash.5 &+ f, hash.6 &+ g, hash.7 &+ h
+            )
+        }
     }
 
     private static let hexDigits = Array("0123456789abcdef".utf8)

@@ -121,6 +121,24 @@ extension DeclaredSchema {
 extension String {
     /// Whether two SQL names are the same name, which SQL compares without regard to case.
     func isSameSQLName(as other: String) -> Bool {
-        caseInsensitiveCompare(other) == .orderedSame
+        // A declaration's check compares every name it lists with the table's columns: ASCII
+        // names, nearly all of them, are compared here, where Foundation's comparison, kept for
+        // the others, bridged both texts for each pair.
+        if let same = Self.isSameASCIIName(utf8, other.utf8) { return same }
+        return caseInsensitiveCompare(other) == .orderedSame
+    }
+
+    /// Whether `left` and `right` are equal with ASCII letters folded to one case; `nil` when
+    /// either has a byte outside ASCII, for which case is Unicode's to decide.
+    private static func isSameASCIIName(_ left: String.UTF8View, _ right: String.UTF8View) -> Bool? {
+        guard left.count == right.count else {
+            return left.allSatisfy { $0 < 0x80 } && right.allSatisfy { $0 < 0x80 } ? false : nil
+        }
+        var same = true
+        for (a, b) in zip(left, right) {
+            guard a < 0x80, b < 0x80 else { return nil }
+            if a != b, a | 0x20 != b | 0x20 || !(UInt8(ascii: "a")...UInt8(ascii: "z")).contains(a | 0x20) { same = false }
+        }
+        return same
     }
 }

@@ -140,8 +140,8 @@ public final class SQLiteStore: MigrationStore, @unchecked Sendable {
     static let recordTables = SQLRecordTables(
         levels: levelsTable, history: historyTable,
         dialect: SQLRecordDialect(
-            placeholder: { _ in "?" }, timestamp: { "strftime('%Y-%m-%dT%H:%M:%fZ', \($0), 'unixepoch')" },
-            historyKey: "INTEGER PRIMARY KEY", timestampType: "TEXT", realType: "REAL",
+            placeholder: { _ in "?" }, timestamp: { $0 },
+            timestampArgument: { SQLiteTimestamp(secondsSince1970: $0).map { .text($0.text) } ?? .null }, historyKey: "INTEGER PRIMARY KEY", timestampType: "TEXT", realType: "REAL",
             columnNames: { "SELECT name FROM pragma_table_info('\($0)')" }, addsColumnsIfNotExists: false))
 
     /// Creates a store for the database at `url`. Nothing is opened until the store is first used.
