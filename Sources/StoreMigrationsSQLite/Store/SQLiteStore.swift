@@ -295,6 +295,9 @@ public final class SQLiteStore: MigrationStore, @unchecked Sendable {
             let disablesForeignKeys = check != .immediate
             if disablesForeignKeys { try db.setPragmaFlag("foreign_keys", false) }
             defer { if disablesForeignKeys { try? db.setPragmaFlag("foreign_keys", true) } }
+            let relaxedSync = request.isBatch ? try BatchCommitSync(relaxing: db) : nil
+            var finishesStep = false
+            defer { relaxedSync?.end(db, finishingStep: finishesStep) }
 
             return try inWriteTransaction(db) {
                 try upgradeStoreTables(db)
@@ -318,6 +321,7 @@ public final class SQLiteStore: MigrationStore, @unchecked Sendable {
                 guard records != before else { return result }
                 try write(records, over: before, in: db)
                 if check == .deferred { try db.checkForeignKeys() }
+                if let migration = request.migration { finishesStep = records[migration.manager]?.isApplied(migration.version) == true }
                 return result
             }
         }
