@@ -15,8 +15,9 @@ import StoreMigrationsSQLite
 /// reader (how the store read before it read unchanged files `immutable`), and the store's way
 /// (`immutable` under a shared lock, after looking for a `-wal` and a `-journal`). The library's
 /// check runs as it ships (as many tenants at once as there are processors) and with one tenant
-/// at a time, the baseline's way. Peak memory is read for the check of each folder: its growth
-/// from the small folder to the large one is what a fleet ten times larger costs.
+/// at a time, the baseline's way; the baseline reads the store's way also as many files at once
+/// as the library's check reads tenants. Peak memory is read for the check of each folder: its
+/// growth from the small folder to the large one is what a fleet ten times larger costs.
 struct FleetUpToDateWorkload {
     let small: Int
     let large: Int
@@ -103,6 +104,15 @@ struct FleetUpToDateWorkload {
                     target: "≤ 2 s"))
             }
             if count == large, journalMode == .wal {
+                let inFlight = ProcessInfo.processInfo.activeProcessorCount
+                let rawAtOnce = try timer.compare(
+                    library: { try check(inFlight: nil) },
+                    baseline: { try Self.readByHand(folder, expecting: count, immutable: true, threads: inFlight) })
+                rows.append(Measurement(
+                    workload: "fleet: up-to-date check of \(count) SQLite tenant files (\(mode), 5 applied each)",
+                    metric: "fleet plan() vs raw SQLite reading the store's way, \(inFlight) files at once",
+                    runs: timer.runs, libraryMedian: rawAtOnce.library.median, baselineMedian: rawAtOnce.baseline.median,
+                    target: "≤ 2 s"))
                 let oneAtATime = try timer.compare(
                     library: { try check(inFlight: 1) }, baseline: { try Self.readByHand(folder, expecting: count, immutable: true) })
                 rows.append(Measurement(
@@ -128,47 +138,95 @@ struct FleetUpToDateWorkload {
     /// versions. A file is opened read-write, never created, as an ordinary reader
     /// (`SQLITE_OPEN_READONLY` took twice as long on WAL files here), or, when `immutable`, as
     /// the store reads an unchanged file: no `-wal` or `-journal` beside it, opened `immutable`,
-    /// SQLite's shared lock taken through its file object for the read.
-    static func readByHand(_ folder: URL, expecting count: Int, immutable: Bool = false) throws {
+    /// SQLite's shared lock taken through its file object for the read. With `threads` above 1,
+    /// that many threads each take the folder's next entry under a lock and read it, as the
+    /// fleet's threads do: what SQLite and the kernel allow two reads at once, without the
+    /// library.
+    static func readByHand(_ folder: URL, expecting count: Int, immutable: Bool = false, threads: Int = 1) throws {
         guard let directory = opendir(folder.path) else { throw RawSQLiteError(message: "opendir \(folder.path)") }
+        let walk = RawWalk(directory: directory)
         defer { closedir(directory) }
         let expected = Set(versions.map(\.description))
-        var upToDate = 0
-        while let entry = readdir(directory) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-            guard name.hasSuffix(".sqlite") else { continue }
-            let path = folder.path + "/" + name
-            var handle: OpaquePointer?
-            defer { sqlite3_close_v2(handle) }
-            var file: UnsafeMutablePointer<sqlite3_file>?
-            if immutable {
-                guard access(path + "-wal", F_OK) != 0, access(path + "-journal", F_OK) != 0,
-                      sqlite3_open_v2("file:\(path)?immutable=1", &handle, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, nil) == SQLITE_OK,
-                      sqlite3_file_control(handle, "main", SQLITE_FCNTL_FILE_POINTER, &file) == SQLITE_OK, let file,
-                      file.pointee.pMethods.pointee.xLock(file, SQLITE_LOCK_SHARED) == SQLITE_OK
-                else { throw RawSQLiteError(message: "open \(name) immutable") }
-            } else {
-                guard sqlite3_open_v2(path, &handle, SQLITE_OPEN_READWRITE, nil) == SQLITE_OK else {
-                    throw RawSQLiteError(message: "open \(name)")
+        let folderPath = folder.path
+        DispatchQueue.concurrentPerform(iterations: max(1, threads)) { _ in
+            while let name = walk.nextName() {
+                do {
+                    if try readRecords(path: folderPath + "/" + name, immutable: immutable) == expected { walk.countUpToDate() }
+                } catch {
+                    walk.fail(error)
                 }
             }
-            defer {
-                if let file {
-                    // The store looks for a -wal again after the read.
-                    _ = access(path + "-wal", F_OK)
-                    _ = file.pointee.pMethods.pointee.xUnlock(file, SQLITE_LOCK_NONE)
-                }
-            }
-            var statement: OpaquePointer?
-            let sql = "SELECT manager, version FROM store_migrations_history UNION ALL SELECT manager, level FROM store_migrations_levels"
-            guard sqlite3_prepare_v2(handle, sql, -1, &statement, nil) == SQLITE_OK else { throw RawSQLiteError(message: sql) }
-            defer { sqlite3_finalize(statement) }
-            var applied = Set<String>()
-            while sqlite3_step(statement) == SQLITE_ROW {
-                if let text = sqlite3_column_text(statement, 1) { applied.insert(String(cString: text)) }
-            }
-            if applied == expected { upToDate += 1 }
         }
+        let (upToDate, failure) = walk.outcome
+        if let failure { throw failure }
         guard upToDate == count else { throw RawSQLiteError(message: "\(upToDate) of \(count) up to date by hand") }
+    }
+
+    #if canImport(Darwin)
+    private typealias DirectoryStream = UnsafeMutablePointer<DIR>
+    #else
+    private typealias DirectoryStream = OpaquePointer
+    #endif
+
+    /// The baseline's folder and tallies, shared by its threads.
+    private final class RawWalk: @unchecked Sendable {
+        // @unchecked: the directory stream and both tallies are only used with `lock` held.
+        private let lock = NSLock()
+        private let directory: DirectoryStream
+        private var upToDate = 0
+        private var failure: (any Error)?
+
+        init(directory: DirectoryStream) {
+            self.directory = directory
+        }
+
+        /// The next `*.sqlite` entry's name; `nil` after the last or once a read failed.
+        func nextName() -> String? {
+            lock.withLock {
+                while failure == nil, let entry = readdir(directory) {
+                    let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+                    if name.hasSuffix(".sqlite") { return name }
+                }
+                return nil
+            }
+        }
+
+        func countUpToDate() { lock.withLock { upToDate += 1 } }
+        func fail(_ error: any Error) { lock.withLock { failure = failure ?? error } }
+        var outcome: (upToDate: Int, failure: (any Error)?) { lock.withLock { (upToDate, failure) } }
+    }
+
+    /// The versions in one file's record tables, read as ``readByHand(_:expecting:immutable:threads:)`` says.
+    private static func readRecords(path: String, immutable: Bool) throws -> Set<String> {
+        var handle: OpaquePointer?
+        defer { sqlite3_close_v2(handle) }
+        var file: UnsafeMutablePointer<sqlite3_file>?
+        if immutable {
+            guard access(path + "-wal", F_OK) != 0, access(path + "-journal", F_OK) != 0,
+                  sqlite3_open_v2("file:\(path)?immutable=1", &handle, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, nil) == SQLITE_OK,
+                  sqlite3_file_control(handle, "main", SQLITE_FCNTL_FILE_POINTER, &file) == SQLITE_OK, let file,
+                  file.pointee.pMethods.pointee.xLock(file, SQLITE_LOCK_SHARED) == SQLITE_OK
+            else { throw RawSQLiteError(message: "open \(path) immutable") }
+        } else {
+            guard sqlite3_open_v2(path, &handle, SQLITE_OPEN_READWRITE, nil) == SQLITE_OK else {
+                throw RawSQLiteError(message: "open \(path)")
+            }
+        }
+        defer {
+            if let file {
+                // The store looks for a -wal again after the read.
+                _ = access(path + "-wal", F_OK)
+                _ = file.pointee.pMethods.pointee.xUnlock(file, SQLITE_LOCK_NONE)
+            }
+        }
+        var statement: OpaquePointer?
+        let sql = "SELECT manager, version FROM store_migrations_history UNION ALL SELECT manager, level FROM store_migrations_levels"
+        guard sqlite3_prepare_v2(handle, sql, -1, &statement, nil) == SQLITE_OK else { throw RawSQLiteError(message: sql) }
+        defer { sqlite3_finalize(statement) }
+        var applied = Set<String>()
+        while sqlite3_step(statement) == SQLITE_ROW {
+            if let text = sqlite3_column_text(statement, 1) { applied.insert(String(cString: text)) }
+        }
+        return applied
     }
 }
