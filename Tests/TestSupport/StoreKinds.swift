@@ -311,8 +311,6 @@ package enum RawSQLite {
         try rows(sql, at: path).map { $0.first ?? nil }
     }
 
-    /// Bytes 18 and 19 of the database header, the file format's write and read versions:
-    /// 1 for a rollback journal, 2 for WAL.
     /// The versions `store_migrations_history` holds at `path`, in the order written; none when
     /// the table does not exist.
     package static func recordedVersions(at path: String) throws -> [String?] {
@@ -320,6 +318,8 @@ package enum RawSQLite {
         return table.isEmpty ? [] : try strings("SELECT version FROM store_migrations_history ORDER BY id", at: path)
     }
 
+    /// Bytes 18 and 19 of the database header, the file format's write and read versions:
+    /// 1 for a rollback journal, 2 for WAL.
     package static func journalModeBytes(of path: String) throws -> [UInt8] {
         let header = try Data(contentsOf: URL(fileURLWithPath: path)).prefix(20)
         guard header.count == 20 else { throw TestFailure(message: "\(path) has no SQLite header") }

@@ -12,10 +12,12 @@
 /// Why a checkpoint after the last batch rather than its commit at the connection's own level:
 /// SQLite refuses to change the level inside a transaction, and whether a batch finishes its
 /// step is known only once its body has returned. The checkpoint syncs the WAL before copying
-/// it, so a step reported applied is on disk as an ordinary step's commit would be (unless a
-/// reader's snapshot keeps the checkpoint from copying anything: then the next commit at the
-/// connection's level syncs it). The automatic checkpoint after that commit would copy the same
-/// pages, most often, and then finds nothing to do.
+/// it, so a step reported applied is on disk as an ordinary step's commit would be. The automatic
+/// checkpoint after that commit would copy the same pages, most often, and then finds nothing to
+/// do. A reader's snapshot can keep the checkpoint from copying anything, and SQLite then skips
+/// the sync: a write transaction at the connection's own level takes its place, because its
+/// commit syncs the whole WAL, the batches' frames with its own. Without it, a power loss could
+/// take back a step already reported applied, after another store's step that depends on it ran.
 ///
 /// Why only in WAL mode: with a rollback journal, `NORMAL` can corrupt the database on a power
 /// loss. A connection already at `NORMAL` or `OFF` (from the store's `configure`) is left as it
@@ -36,14 +38,39 @@ struct BatchCommitSync {
         self.own = own
     }
 
-    /// Sets `db`'s own level back once the batch's transaction has ended, and checkpoints when
-    /// the batch finished its step. Nothing here can fail the batch, which has committed or rolled
-    /// back already: a level not set back makes the store close the connection after the step (it
-    /// differs from the one it opened with), and a checkpoint that fails leaves the WAL to the
-    /// next commit's sync.
+    /// Sets `db`'s own level back once the batch's transaction has ended and, when the batch
+    /// finished its step, syncs the WAL. Nothing here can fail the batch, which has committed or
+    /// rolled back already: a level not set back makes the store close the connection after the
+    /// step (it differs from the one it opened with), and a sync that fails leaves the WAL to the
+    /// next commit's.
     func end(_ db: Database, finishingStep: Bool) {
         try? db.execute("PRAGMA synchronous = \(own)")
-        if finishingStep { try? db.execute("PRAGMA wal_checkpoint(PASSIVE)") }
+        if finishingStep, (try? Self.checkpointCopiesEveryFrame(db)) != true { try? Self.commitSyncingWAL(db) }
+    }
+
+    /// Checkpoints `db`'s WAL, and tells whether every frame reached the database file, in which
+    /// case the WAL was synced first. Fewer means a reader's snapshot held some back, and perhaps
+    /// all, when SQLite syncs nothing.
+    private static func checkpointCopiesEveryFrame(_ db: Database) throws -> Bool {
+        guard let row = try db.row("PRAGMA wal_checkpoint(PASSIVE)"),
+              let frames: Int = try row[1], let copied: Int = try row[2]
+        else { return false }
+        return copied >= frames
+    }
+
+    /// A write transaction whose commit, at the connection's own level, syncs the WAL. It writes
+    /// `user_version` back unchanged: the smallest write that still appends a frame (the header
+    /// page), and one that touches neither the user's tables nor the store's records.
+    private static func commitSyncingWAL(_ db: Database) throws {
+        try db.execute("BEGIN IMMEDIATE")
+        do {
+            let version = try db.scalar("PRAGMA user_version", as: Int.self) ?? 0
+            try db.execute("PRAGMA user_version = \(version)")
+            try db.execute("COMMIT")
+        } catch {
+            try? db.execute("ROLLBACK")
+            throw error
+        }
     }
 
     private static let normal = 1

@@ -13,7 +13,8 @@ import CSQLite
 /// In WAL mode, the batches of a resumable step commit at `synchronous = NORMAL` (no sync of the
 /// WAL) and the batch that finishes the step is followed by a checkpoint; every other step
 /// commits at the connection's own level; connections in rollback-journal mode or already at
-/// `NORMAL` or below are left as they are.
+/// `NORMAL` or below are left as they are. When a reader keeps that checkpoint from copying, a
+/// commit at the connection's own level syncs the WAL in its place.
 @Suite struct BatchCommitSyncTests {
     static let rows = 1_000
     let folder: TemporaryFolder
@@ -27,8 +28,8 @@ import CSQLite
     /// A coordinator whose `1.0` creates `item(id, calls)` with `rows` rows and whose `2.0`
     /// counts a call on every row, 300 rows a batch: three batches leave the step in progress,
     /// the fourth finishes it.
-    func coordinator(_ store: SQLiteStore) throws -> MigrationCoordinator {
-        let coordinator = MigrationCoordinator(appVersion: "2.0")
+    func coordinator(_ store: SQLiteStore, appVersion: Version = "2.0") throws -> MigrationCoordinator {
+        let coordinator = MigrationCoordinator(appVersion: appVersion)
         let library = try coordinator.manager("library", store: store)
         library.register("1.0") { db in
             try db.execute("CREATE TABLE item(id INTEGER PRIMARY KEY, calls INTEGER NOT NULL DEFAULT 0)")
@@ -64,6 +65,31 @@ import CSQLite
         #expect(try RawSQLite.strings("SELECT level FROM store_migrations_levels", at: copy.path) == ["2.0"])
     }
 
+    @Test func aReaderHoldingTheCheckpointBackGetsTheWALSyncedByACommitAtTheConnectionsLevel() throws {
+        // 1.0 alone; closing the store checkpoints its WAL and removes it.
+        let first = SQLiteStore(url: url)
+        try coordinator(first, appVersion: "1.0").run()
+        first.close()
+        // A reader whose snapshot predates every batch: the checkpoint after the last can copy
+        // no frame, and SQLite then syncs nothing.
+        var reader: OpaquePointer?
+        guard sqlite3_open_v2(url.path, &reader, SQLITE_OPEN_READWRITE, nil) == SQLITE_OK else {
+            throw TestFailure(message: "cannot open a reader of \(url.path)")
+        }
+        defer { sqlite3_close_v2(reader) }
+        #expect(sqlite3_exec(reader, "BEGIN; SELECT count(*) FROM item", nil, nil, nil) == SQLITE_OK)
+
+        let levels = CommitLevels()
+        let store = SQLiteStore(url: url) { db in levels.watch(db) }
+        try coordinator(store).run()
+        // The four batches at NORMAL (1), then the commit at the connection's FULL (2) that
+        // synced their frames.
+        #expect(levels.seen == [1, 1, 1, 1, 2])
+        #expect(sqlite3_exec(reader, "COMMIT", nil, nil, nil) == SQLITE_OK)
+        try expectEveryRowOnce()
+        #expect(try RawSQLite.strings("PRAGMA user_version", at: url.path) == ["0"])
+    }
+
     @Test func aConnectionAlreadyAtOffCommitsEveryBatchAtOff() throws {
         let levels = CommitLevels()
         let store = SQLiteStore(url: url) { db in
@@ -96,12 +122,10 @@ import CSQLite
 /// calls after each commit in WAL mode, before the store's code that follows the `COMMIT` runs.
 /// (The hook replaces the connection's automatic checkpoints, which a test of a few pages does
 /// not miss.)
-final class CommitLevels: @unchecked Sendable {
-    // @unchecked: `levels` is only touched with `lock` held.
-    private let lock = NSLock()
-    private var levels: [Int] = []
+final class CommitLevels: Sendable {
+    private let levels = Locked<[Int]>([])
 
-    var seen: [Int] { lock.withLock { levels } }
+    var seen: [Int] { levels.value }
 
     func watch(_ db: Database) {
         // Unretained: the test keeps the object alive for as long as the store's connections.
@@ -110,10 +134,8 @@ final class CommitLevels: @unchecked Sendable {
             var statement: OpaquePointer?
             guard sqlite3_prepare_v2(handle, "PRAGMA synchronous", -1, &statement, nil) == SQLITE_OK else { return SQLITE_OK }
             defer { sqlite3_finalize(statement) }
-            if sqlite3_step(statement) == SQLITE_ROW {
-                let level = Int(sqlite3_column_int(statement, 0))
-                levels.lock.withLock { levels.levels.append(level) }
-            }
+            // A connection's commits, and so its hook's calls, come one after another.
+            if sqlite3_step(statement) == SQLITE_ROW { levels.levels.value.append(Int(sqlite3_column_int(statement, 0))) }
             return SQLITE_OK
         }, Unmanaged.passUnretained(self).toOpaque())
     }
