@@ -640,7 +640,7 @@ public final class SQLiteStore: MigrationStore, @unchecked Sendable {
     /// The history's columns are read as `+column AS column`: the same values and names, but no
     /// table column behind them, so that compiling the statement does not look up and copy each
     /// column's declared type, table and origin (the system SQLite keeps them for every column of
-    /// a result). A compound statement takes its columns' from its first `SELECT` only.
+    /// a result). A compound statement takes them from its first `SELECT` only.
     private static func recordsQuery(baselineColumn: String, progressColumn: String, history: Bool, labels: Bool) -> String {
         let levels = "SELECT manager, level, app_version, \(baselineColumn), NULL, \(progressColumn), NULL FROM \(levelsTable)"
         guard history else { return levels }
