@@ -67,23 +67,36 @@ enum UnchangedFileRead {
     }
 
     /// `path` as the URI SQLite opens `immutable`: every byte but unreserved ones and `/`
-    /// percent-encoded, so that `?`, `#` and `%` in a name stay part of it. Built as bytes and
-    /// made a string once: appending to a string byte by byte was a large part of a fleet's check
-    /// (Benchmarks/BENCHMARKS.md).
+    /// percent-encoded, so that `?`, `#` and `%` in a name stay part of it. Written in one pass
+    /// into the string's own storage, allocated once: building it as an array of bytes, then a
+    /// string, was still a visible part of a fleet's check (Benchmarks/BENCHMARKS.md).
     static func immutableURI(_ path: String) -> String {
-        let hex = Array("0123456789ABCDEF".utf8)
-        var uri = Array("file:".utf8)
-        uri.reserveCapacity(path.utf8.count + 16)
-        for byte in path.utf8 {
-            switch byte {
-            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
-                 UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"), UInt8(ascii: "/"):
-                uri.append(byte)
-            default:
-                uri += [UInt8(ascii: "%"), hex[Int(byte >> 4)], hex[Int(byte & 0xF)]]
+        let prefix = "file:".utf8, suffix = "?immutable=1".utf8
+        return String(unsafeUninitializedCapacity: prefix.count + 3 * path.utf8.count + suffix.count) { uri in
+            var end = 0
+            func append(_ byte: UInt8) {
+                uri[end] = byte
+                end += 1
             }
+            for byte in prefix { append(byte) }
+            for byte in path.utf8 {
+                switch byte {
+                case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+                     UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"), UInt8(ascii: "/"):
+                    append(byte)
+                default:
+                    append(UInt8(ascii: "%"))
+                    append(hexDigit(byte >> 4))
+                    append(hexDigit(byte & 0xF))
+                }
+            }
+            for byte in suffix { append(byte) }
+            return end
         }
-        uri += "?immutable=1".utf8
-        return String(decoding: uri, as: UTF8.self)
+    }
+
+    /// The upper-case hexadecimal digit of `value` (0 to 15).
+    private static func hexDigit(_ value: UInt8) -> UInt8 {
+        value < 10 ? UInt8(ascii: "0") + value : UInt8(ascii: "A") + value - 10
     }
 }

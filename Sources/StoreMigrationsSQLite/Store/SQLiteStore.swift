@@ -636,11 +636,17 @@ public final class SQLiteStore: MigrationStore, @unchecked Sendable {
     /// a launch almost as much as compiling the statement (Benchmarks/BENCHMARKS.md). A table is scanned in
     /// `id` order anyway; `records(from:in:)` orders what arrives otherwise (an index covering
     /// the columns, `PRAGMA reverse_unordered_selects`).
+    ///
+    /// The history's columns are read as `+column AS column`: the same values and names, but no
+    /// table column behind them, so that compiling the statement does not look up and copy each
+    /// column's declared type, table and origin (the system SQLite keeps them for every column of
+    /// a result). A compound statement takes them from its first `SELECT` only.
     private static func recordsQuery(baselineColumn: String, progressColumn: String, history: Bool, labels: Bool) -> String {
         let levels = "SELECT manager, level, app_version, \(baselineColumn), NULL, \(progressColumn), NULL FROM \(levelsTable)"
         guard history else { return levels }
-        return "SELECT manager, version, applied_at, duration_seconds, id, \(labels ? "fingerprint, name" : "NULL, NULL") "
-            + "FROM \(historyTable) UNION ALL " + levels
+        return "SELECT +manager AS manager, +version AS version, +applied_at AS applied_at, "
+            + "+duration_seconds AS duration_seconds, +id AS id, "
+            + "\(labels ? "+fingerprint AS fingerprint, +name AS name" : "NULL, NULL") FROM \(historyTable) UNION ALL " + levels
     }
 
     /// The statement for both tables as this release writes them, built once rather than on

@@ -121,4 +121,20 @@ import TestSupport
         }
         #expect(appeared == nil)
     }
+
+    /// Every byte of a path but unreserved ones and `/` is percent-encoded, in upper case, so that
+    /// SQLite opens the file the path names whatever its name holds.
+    @Test func theImmutableURIEncodesEveryReservedByte() throws {
+        #expect(UnchangedFileRead.immutableURI("/tenants/acme-1_v2.~x.sqlite") == "file:/tenants/acme-1_v2.~x.sqlite?immutable=1")
+        #expect(
+            UnchangedFileRead.immutableURI("/a b/?#%&=+\u{7F}é\u{0}z.sqlite")
+                == "file:/a%20b/%3F%23%25%26%3D%2B%7F%C3%A9%00z.sqlite?immutable=1")
+        #expect(UnchangedFileRead.immutableURI("") == "file:?immutable=1")
+
+        let url = folder.file("tenant ?#%é.sqlite")
+        let create = MigrationCoordinator(appVersion: "1.0")
+        try create.manager("library", store: SQLiteStore(url: url, journalMode: .keep)).register("1.0") { _ in }
+        _ = try create.run()
+        #expect(try levelOnDisk(url) == "1.0")
+    }
 }
