@@ -1,12 +1,12 @@
 import StoreMigrations
 
-/// The SQL that creates what a declaration describes, each statement written into one string as it
+/// The SQL that creates what a declaration describes, each statement written into one buffer as it
 /// goes: a declared schema's statements are written at its registration, for its fingerprint, and
 /// a creation runs them, so a schema of hundreds of tables is thousands of names quoted, which
 /// strings made for each part and joined cost as much again as the writing itself.
 extension DeclaredSchema {
     /// The `CREATE` statements of every table and index, each ending with `;`, one a line.
-    func writeSQL(into sql: inout String) {
+    func writeSQL(into sql: inout SQLText) {
         for (position, table) in tables.enumerated() {
             if position > 0 { sql += "\n" }
             table.writeSQL(into: &sql)
@@ -14,23 +14,49 @@ extension DeclaredSchema {
     }
 }
 
+/// SQL text being written, as UTF-8 bytes: appending a string's bytes to an array is a copy,
+/// where appending it to a string goes through the string's general-purpose append.
+struct SQLText {
+    private var bytes: [UInt8] = []
+
+    var text: String { String(decoding: bytes, as: UTF8.self) }
+
+    static func += (sql: inout SQLText, text: String) {
+        sql.bytes.append(contentsOf: text.utf8)
+    }
+
+    /// Appends `name` as `Database.quoted(_:)` writes it.
+    mutating func appendQuoted(_ name: String) {
+        bytes.append(UInt8(ascii: "\""))
+        bytes.append(contentsOf: name.escapingASCII("\"", with: "\"").utf8)
+        bytes.append(UInt8(ascii: "\""))
+    }
+
+    mutating func appendQuotedList(_ names: [String]) {
+        for (position, name) in names.enumerated() {
+            if position > 0 { self += ", " }
+            appendQuoted(name)
+        }
+    }
+}
+
 extension DeclaredSchema.Table {
     /// The `CREATE TABLE` statement.
     var createSQL: String {
-        var sql = ""
+        var sql = SQLText()
         writeCreateSQL(into: &sql)
-        return sql
+        return sql.text
     }
 
     /// The columns and table constraints, as written between the parentheses of `CREATE TABLE`.
     var definitionSQL: String {
-        var sql = ""
+        var sql = SQLText()
         writeDefinitionItems(separatedBy: ",\n", into: &sql)
-        return sql
+        return sql.text
     }
 
     /// The `CREATE TABLE` statement, then the `CREATE INDEX` statements, each ending with `;`.
-    func writeSQL(into sql: inout String) {
+    func writeSQL(into sql: inout SQLText) {
         writeCreateSQL(into: &sql)
         sql += ";"
         for index in indexes {
@@ -40,7 +66,7 @@ extension DeclaredSchema.Table {
         }
     }
 
-    private func writeCreateSQL(into sql: inout String) {
+    private func writeCreateSQL(into sql: inout SQLText) {
         sql += "CREATE TABLE "
         sql.appendQuoted(name)
         sql += " (\n    "
@@ -48,7 +74,7 @@ extension DeclaredSchema.Table {
         sql += "\n)"
     }
 
-    private func writeDefinitionItems(separatedBy separator: String, into sql: inout String) {
+    private func writeDefinitionItems(separatedBy separator: String, into sql: inout SQLText) {
         for (position, column) in columns.enumerated() {
             if position > 0 { sql += separator }
             column.writeDefinitionSQL(into: &sql)
@@ -56,12 +82,14 @@ extension DeclaredSchema.Table {
         // A table-constraint `PRIMARY KEY("id")` on an INTEGER column makes `id` the rowid, as
         // the column-constraint form does.
         if !primaryKey.isEmpty {
-            sql += separator + "PRIMARY KEY ("
+            sql += separator
+            sql += "PRIMARY KEY ("
             sql.appendQuotedList(primaryKey)
             sql += ")"
         }
         for unique in uniqueConstraints {
-            sql += separator + "UNIQUE ("
+            sql += separator
+            sql += "UNIQUE ("
             sql.appendQuotedList(unique)
             sql += ")"
         }
@@ -75,28 +103,34 @@ extension DeclaredSchema.Table {
 extension DeclaredSchema.Column {
     /// The column as written in `CREATE TABLE` or `ALTER TABLE … ADD COLUMN`.
     var definitionSQL: String {
-        var sql = ""
+        var sql = SQLText()
         writeDefinitionSQL(into: &sql)
-        return sql
+        return sql.text
     }
 
-    func writeDefinitionSQL(into sql: inout String) {
+    func writeDefinitionSQL(into sql: inout SQLText) {
         sql.appendQuoted(name)
-        if !type.sql.isEmpty { sql += " " + type.sql }
+        if !type.sql.isEmpty {
+            sql += " "
+            sql += type.sql
+        }
         if isNotNull { sql += " NOT NULL" }
-        if let defaultValue { sql += " DEFAULT " + defaultValue.definitionSQL }
+        if let defaultValue {
+            sql += " DEFAULT "
+            sql += defaultValue.definitionSQL
+        }
     }
 }
 
 extension DeclaredSchema.Index {
     /// The `CREATE INDEX` statement for the index on `table`.
     func createSQL(on table: String) -> String {
-        var sql = ""
+        var sql = SQLText()
         writeCreateSQL(on: table, into: &sql)
-        return sql
+        return sql.text
     }
 
-    func writeCreateSQL(on table: String, into sql: inout String) {
+    func writeCreateSQL(on table: String, into sql: inout SQLText) {
         sql += isUnique ? "CREATE UNIQUE INDEX " : "CREATE INDEX "
         sql.appendQuoted(name)
         sql += " ON "
@@ -111,12 +145,12 @@ extension DeclaredSchema.Index {
 extension DeclaredSchema.ForeignKey {
     /// The foreign key as a table constraint.
     var definitionSQL: String {
-        var sql = ""
+        var sql = SQLText()
         writeDefinitionSQL(into: &sql)
-        return sql
+        return sql.text
     }
 
-    func writeDefinitionSQL(into sql: inout String) {
+    func writeDefinitionSQL(into sql: inout SQLText) {
         sql += "FOREIGN KEY ("
         sql.appendQuotedList(columns)
         sql += ") REFERENCES "
@@ -128,22 +162,6 @@ extension DeclaredSchema.ForeignKey {
         }
         if onDelete != .noAction { sql += " ON DELETE " + onDelete.rawValue }
         if onUpdate != .noAction { sql += " ON UPDATE " + onUpdate.rawValue }
-    }
-}
-
-private extension String {
-    /// Appends `name` as `Database.quoted(_:)` writes it, without making the quoted text first.
-    mutating func appendQuoted(_ name: String) {
-        self += "\""
-        self += name.escapingASCII("\"", with: "\"")
-        self += "\""
-    }
-
-    mutating func appendQuotedList(_ names: [String]) {
-        for (position, name) in names.enumerated() {
-            if position > 0 { self += ", " }
-            appendQuoted(name)
-        }
     }
 }
 

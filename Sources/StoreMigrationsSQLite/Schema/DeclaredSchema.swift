@@ -50,9 +50,9 @@ public struct DeclaredSchema: Sendable, Hashable, Codable, ExpressibleByArrayLit
 
     /// The schema as the SQL statements that create it.
     public var description: String {
-        var sql = ""
+        var sql = SQLText()
         writeSQL(into: &sql)
-        return sql
+        return sql.text
     }
 }
 
@@ -115,9 +115,9 @@ extension DeclaredSchema {
 
         /// The table as its `CREATE TABLE` statement, followed by its `CREATE INDEX` statements.
         public var description: String {
-            var sql = ""
+            var sql = SQLText()
             writeSQL(into: &sql)
-            return sql
+            return sql.text
         }
     }
 }
