@@ -11,8 +11,16 @@ extension String {
         let special = special.utf8, escape = UInt8(escape.value)
         precondition(special.allSatisfy { $0 < 0x80 } && escape < 0x80, "only ASCII characters are escaped byte by byte")
         // Most names and literals have nothing to escape: a creation from the declared schema
-        // quotes thousands of them, and returning the text itself spares a copy of each.
-        guard utf8.contains(where: special.contains) else { return self }
+        // quotes thousands of them, and returning the text itself spares a copy of each. One byte
+        // to look for (a quote, nearly always) is compared in the text's own bytes, rather than
+        // looked up in `special` for each byte through the view's iterator.
+        let needsEscaping: Bool
+        if special.count == 1, let only = special.first {
+            needsEscaping = utf8.withContiguousStorageIfAvailable { $0.contains(only) } ?? utf8.contains(only)
+        } else {
+            needsEscaping = utf8.contains(where: special.contains)
+        }
+        guard needsEscaping else { return self }
         var escaped: [UInt8] = []
         escaped.reserveCapacity(utf8.count + 2)
         for byte in utf8 {

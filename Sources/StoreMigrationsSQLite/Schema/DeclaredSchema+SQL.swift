@@ -1,57 +1,168 @@
 import StoreMigrations
 
-/// The SQL that creates what a declaration describes.
+/// The SQL that creates what a declaration describes, each statement written into one buffer as it
+/// goes: a declared schema's statements are written at its registration, for its fingerprint, and
+/// a creation runs them, so a schema of hundreds of tables is thousands of names quoted, which
+/// strings made for each part and joined cost as much again as the writing itself.
+extension DeclaredSchema {
+    /// The `CREATE` statements of every table and index, each ending with `;`, one a line.
+    func writeSQL(into sql: inout SQLText) {
+        for (position, table) in tables.enumerated() {
+            if position > 0 { sql += "\n" }
+            table.writeSQL(into: &sql)
+        }
+    }
+}
+
+/// SQL text being written, as UTF-8 bytes: appending a string's bytes to an array is a copy,
+/// where appending it to a string goes through the string's general-purpose append.
+struct SQLText {
+    private var bytes: [UInt8] = []
+
+    var text: String { String(decoding: bytes, as: UTF8.self) }
+
+    static func += (sql: inout SQLText, text: String) {
+        sql.bytes.append(contentsOf: text.utf8)
+    }
+
+    /// Appends `name` as `Database.quoted(_:)` writes it.
+    mutating func appendQuoted(_ name: String) {
+        bytes.append(UInt8(ascii: "\""))
+        bytes.append(contentsOf: name.escapingASCII("\"", with: "\"").utf8)
+        bytes.append(UInt8(ascii: "\""))
+    }
+
+    mutating func appendQuotedList(_ names: [String]) {
+        for (position, name) in names.enumerated() {
+            if position > 0 { self += ", " }
+            appendQuoted(name)
+        }
+    }
+}
+
 extension DeclaredSchema.Table {
     /// The `CREATE TABLE` statement.
     var createSQL: String {
-        "CREATE TABLE \(Database.quoted(name)) (\n    " + definitionItems.joined(separator: ",\n    ") + "\n)"
+        var sql = SQLText()
+        writeCreateSQL(into: &sql)
+        return sql.text
     }
 
     /// The columns and table constraints, as written between the parentheses of `CREATE TABLE`.
-    var definitionSQL: String { definitionItems.joined(separator: ",\n") }
+    var definitionSQL: String {
+        var sql = SQLText()
+        writeDefinitionItems(separatedBy: ",\n", into: &sql)
+        return sql.text
+    }
 
-    private var definitionItems: [String] {
+    /// The `CREATE TABLE` statement, then the `CREATE INDEX` statements, each ending with `;`.
+    func writeSQL(into sql: inout SQLText) {
+        writeCreateSQL(into: &sql)
+        sql += ";"
+        for index in indexes {
+            sql += "\n"
+            index.writeCreateSQL(on: name, into: &sql)
+            sql += ";"
+        }
+    }
+
+    private func writeCreateSQL(into sql: inout SQLText) {
+        sql += "CREATE TABLE "
+        sql.appendQuoted(name)
+        sql += " (\n    "
+        writeDefinitionItems(separatedBy: ",\n    ", into: &sql)
+        sql += "\n)"
+    }
+
+    private func writeDefinitionItems(separatedBy separator: String, into sql: inout SQLText) {
+        for (position, column) in columns.enumerated() {
+            if position > 0 { sql += separator }
+            column.writeDefinitionSQL(into: &sql)
+        }
         // A table-constraint `PRIMARY KEY("id")` on an INTEGER column makes `id` the rowid, as
         // the column-constraint form does.
-        columns.map(\.definitionSQL)
-            + (primaryKey.isEmpty ? [] : ["PRIMARY KEY (\(quotedList(primaryKey)))"])
-            + uniqueConstraints.map { "UNIQUE (\(quotedList($0)))" }
-            + foreignKeys.map(\.definitionSQL)
+        if !primaryKey.isEmpty {
+            sql += separator
+            sql += "PRIMARY KEY ("
+            sql.appendQuotedList(primaryKey)
+            sql += ")"
+        }
+        for unique in uniqueConstraints {
+            sql += separator
+            sql += "UNIQUE ("
+            sql.appendQuotedList(unique)
+            sql += ")"
+        }
+        for foreignKey in foreignKeys {
+            sql += separator
+            foreignKey.writeDefinitionSQL(into: &sql)
+        }
     }
 }
 
 extension DeclaredSchema.Column {
     /// The column as written in `CREATE TABLE` or `ALTER TABLE … ADD COLUMN`.
     var definitionSQL: String {
-        var sql = Database.quoted(name)
-        if !type.sql.isEmpty { sql += " " + type.sql }
+        var sql = SQLText()
+        writeDefinitionSQL(into: &sql)
+        return sql.text
+    }
+
+    func writeDefinitionSQL(into sql: inout SQLText) {
+        sql.appendQuoted(name)
+        if !type.sql.isEmpty {
+            sql += " "
+            sql += type.sql
+        }
         if isNotNull { sql += " NOT NULL" }
-        if let defaultValue { sql += " DEFAULT " + defaultValue.definitionSQL }
-        return sql
+        if let defaultValue {
+            sql += " DEFAULT "
+            sql += defaultValue.definitionSQL
+        }
     }
 }
 
 extension DeclaredSchema.Index {
     /// The `CREATE INDEX` statement for the index on `table`.
     func createSQL(on table: String) -> String {
-        "CREATE \(isUnique ? "UNIQUE " : "")INDEX \(Database.quoted(name)) ON \(Database.quoted(table)) "
-            + "(\(quotedList(columns)))" + (condition.map { " WHERE \($0)" } ?? "")
+        var sql = SQLText()
+        writeCreateSQL(on: table, into: &sql)
+        return sql.text
+    }
+
+    func writeCreateSQL(on table: String, into sql: inout SQLText) {
+        sql += isUnique ? "CREATE UNIQUE INDEX " : "CREATE INDEX "
+        sql.appendQuoted(name)
+        sql += " ON "
+        sql.appendQuoted(table)
+        sql += " ("
+        sql.appendQuotedList(columns)
+        sql += ")"
+        if let condition { sql += " WHERE " + condition }
     }
 }
 
 extension DeclaredSchema.ForeignKey {
     /// The foreign key as a table constraint.
     var definitionSQL: String {
-        var sql = "FOREIGN KEY (\(quotedList(columns))) REFERENCES \(Database.quoted(parentTable))"
-        if !parentColumns.isEmpty { sql += " (\(quotedList(parentColumns)))" }
-        if onDelete != .noAction { sql += " ON DELETE \(onDelete.rawValue)" }
-        if onUpdate != .noAction { sql += " ON UPDATE \(onUpdate.rawValue)" }
-        return sql
+        var sql = SQLText()
+        writeDefinitionSQL(into: &sql)
+        return sql.text
     }
-}
 
-private func quotedList(_ names: [String]) -> String {
-    names.map(Database.quoted).joined(separator: ", ")
+    func writeDefinitionSQL(into sql: inout SQLText) {
+        sql += "FOREIGN KEY ("
+        sql.appendQuotedList(columns)
+        sql += ") REFERENCES "
+        sql.appendQuoted(parentTable)
+        if !parentColumns.isEmpty {
+            sql += " ("
+            sql.appendQuotedList(parentColumns)
+            sql += ")"
+        }
+        if onDelete != .noAction { sql += " ON DELETE " + onDelete.rawValue }
+        if onUpdate != .noAction { sql += " ON UPDATE " + onUpdate.rawValue }
+    }
 }
 
 extension SQLTokenizer {

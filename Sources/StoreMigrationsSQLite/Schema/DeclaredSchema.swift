@@ -50,7 +50,9 @@ public struct DeclaredSchema: Sendable, Hashable, Codable, ExpressibleByArrayLit
 
     /// The schema as the SQL statements that create it.
     public var description: String {
-        tables.map(\.description).joined(separator: "\n")
+        var sql = SQLText()
+        writeSQL(into: &sql)
+        return sql.text
     }
 }
 
@@ -113,7 +115,9 @@ extension DeclaredSchema {
 
         /// The table as its `CREATE TABLE` statement, followed by its `CREATE INDEX` statements.
         public var description: String {
-            ([createSQL] + indexes.map { $0.createSQL(on: name) }).map { $0 + ";" }.joined(separator: "\n")
+            var sql = SQLText()
+            writeSQL(into: &sql)
+            return sql.text
         }
     }
 }

@@ -492,10 +492,15 @@ public final class SQLiteStore: MigrationStore, @unchecked Sendable {
             for suffix in Self.creationSuffixes { unlink(aside + suffix) }
         }
         do {
-            // Switching to WAL writes the first page, and closing checkpoints it; keeping the
-            // rollback journal writes nothing by itself, so setting the header's user version does.
-            let db = try Database(path: aside, busyTimeout: busyTimeout, mode: .migrating(switchingToWAL: journalMode == .wal))
-            if journalMode == .keep { try db.execute("PRAGMA user_version = 0") }
+            // Switching to WAL writes the first page; keeping the rollback journal writes nothing
+            // by itself, so setting the header's user version does. The file is this process's
+            // alone until linked, so that write needs no journal on disk: a rollback journal costs
+            // three syncs of its own (the journal, its folder, the journal again) before the one
+            // of the file, which is what the link must not overtake, and a kill leaves a file
+            // only its creator's name points to. The in-memory journal is not kept in the file.
+            let db = try Database(path: aside, busyTimeout: busyTimeout, mode: .migrating(switchingToWAL: false))
+            try db.execute("PRAGMA journal_mode = MEMORY")
+            try db.execute(journalMode == .wal ? "PRAGMA journal_mode = WAL" : "PRAGMA user_version = 0")
         }
         // link, unlike rename, never replaces: a database another process created meanwhile wins.
         if link(aside, path) != 0, errno != EEXIST {

@@ -444,7 +444,7 @@ import TestSupport
             .table("a", primaryKey: ["id", "missing"], columns: [.column("id", .integer), .column("id", .text)],
                    foreignKeys: [.foreignKey(["id"], references: "nowhere")],
                    indexes: [.index("shared", on: ["x"])]),
-            .table("b", columns: [.column("v", .text)], unique: [[]], indexes: [.index("shared", on: ["v"])]),
+            .table("b", columns: [.column("v", .text)], unique: [[], ["v", "V"]], indexes: [.index("shared", on: ["v"])]),
             .table("A", columns: [.column("w", .text)]),
             .table("store_migrations_levels", columns: [.column("w", .text)]),
         ]
@@ -457,6 +457,7 @@ import TestSupport
         #expect(messages.contains("a.x is named in index shared but the table does not declare it"))
         #expect(messages.contains { $0.contains("declares index shared, a name table a also gives an index") })
         #expect(messages.contains("table b has unique () without columns"))
+        #expect(messages.contains("table b has unique (v, V) that lists a column twice"))
         #expect(messages.contains("table A is declared twice; merge the two declarations"))
         #expect(messages.contains { $0.hasPrefix("table store_migrations_levels is a table of the migration store") })
         #expect(try db.schema() == Self.notes())

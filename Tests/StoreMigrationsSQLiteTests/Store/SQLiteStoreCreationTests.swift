@@ -93,6 +93,31 @@ import TestSupport
         #expect(left == Set(kept))
     }
 
+    /// What a kill leaves once a new database is linked into place and before its first step
+    /// commits: the file alone (no journal of the creation beside it, the step's WAL holding
+    /// nothing committed) is a whole database, empty, in the store's journal mode since before
+    /// the link: its header's change counter (bytes 24–27) shows the one rollback-mode commit of
+    /// the creation aside, and no second one of a switch to WAL made on the store's path.
+    @Test(arguments: [SQLiteStore.JournalMode.wal, .keep])
+    func aNewDatabaseIsWholeOnItsOwnOnceLinkedIntoPlace(journalMode: SQLiteStore.JournalMode) throws {
+        let url = scratch.file("library.sqlite")
+        let copy = scratch.file("copy.sqlite")
+        var besideDuringStep: Set<String> = []
+        try SQLiteStore(url: url, journalMode: journalMode).write { _ in
+            try FileManager.default.copyItem(at: url, to: copy)
+            besideDuringStep = Set(try FileManager.default.contentsOfDirectory(atPath: scratch.url.path))
+        }
+
+        #expect(besideDuringStep == (journalMode == .wal
+            ? ["library.sqlite", "library.sqlite-wal", "library.sqlite-shm", "copy.sqlite"]
+            : ["library.sqlite", "copy.sqlite"]))
+        #expect(try RawSQLite.journalModeBytes(of: copy.path) == (journalMode == .wal ? [2, 2] : [1, 1]))
+        let header = try Data(contentsOf: copy)
+        #expect(Array(header[24..<28]) == [0, 0, 0, 1])
+        #expect(try RawSQLite.strings("PRAGMA integrity_check", at: copy.path) == ["ok"])
+        #expect(try RawSQLite.strings("SELECT count(*) FROM sqlite_master", at: copy.path) == ["0"])
+    }
+
     /// The ID of a process that has exited and been waited for.
     static func deadProcessID() throws -> pid_t {
         let process = Process()
