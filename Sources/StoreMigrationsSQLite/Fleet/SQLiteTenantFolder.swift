@@ -29,6 +29,16 @@ import StoreMigrations
 /// its value, and changes nothing. The files open at once are bounded by
 /// ``/StoreMigrations/FleetRunOptions/maxTenantsInFlight``: one per SQLite store of each tenant
 /// in flight.
+///
+/// ## Checking a large folder
+///
+/// The fleet's plan opens each file to read its records, and most of a tenant's cost is SQLite's
+/// own: opening the file, reading its schema, compiling one statement. A SQLite built with memory
+/// statistics on (its default, and the Debian package's) counts every allocation under one
+/// process-wide mutex, which the tenants read at once all take, hundreds of times a file. SQLite
+/// recommends building with `SQLITE_DEFAULT_MEMSTATUS=0`; an app that links the system's SQLite
+/// can call `sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0)` from C before its first use of SQLite.
+/// The library leaves that process-wide setting to the app.
 public struct SQLiteTenantFolder: TenantSource, ConnectionCappedTenantSource {
     /// The folder of tenant databases.
     public let folder: URL
