@@ -1,3 +1,5 @@
+import Foundation
+
 /// What an applied migration looked like when it ran: a digest of the text the library can see
 /// (the SQL of a SQL migration or file, or a string the author gives for a closure's body and
 /// changes with it), stored with the migration in its store's record.
@@ -22,16 +24,20 @@ public struct MigrationFingerprint: Sendable, Hashable, Codable, CustomStringCon
     /// The stored form, `v1:` and 64 hexadecimal digits.
     public let rawValue: String
 
-    /// The algorithm this release computes fingerprints with.
-    static let currentAlgorithm = "v1"
+    /// The algorithm this release computes fingerprints with, and the colon that ends it in the
+    /// stored form.
+    static let currentAlgorithmPrefix: StaticString = "v1:"
 
     /// The fingerprint of `text` with the current algorithm.
     package init(of text: String) {
-        // Bytes rather than Foundation's string search: a plan fingerprints every registered
-        // migration, and `contains` on a `String` bridged each text to search it.
-        let bytes = text.utf8
-        let digest: String
-        if bytes.contains(UInt8(ascii: "\r")) {
+        // The text's own UTF-8 bytes, searched for a carriage return with `memchr` and hashed
+        // where they lie: a plan fingerprints every registered migration, and a launch that
+        // creates a store from its declared schema fingerprints hundreds.
+        var text = text
+        rawValue = text.withUTF8 { bytes in
+            guard let base = bytes.baseAddress, memchr(base, Int32(UInt8(ascii: "\r")), bytes.count) != nil else {
+                return SHA256.hexDigest(of: bytes, after: Self.currentAlgorithmPrefix)
+            }
             var normalized: [UInt8] = []
             normalized.reserveCapacity(bytes.count)
             var pendingReturn = false
@@ -41,11 +47,8 @@ public struct MigrationFingerprint: Sendable, Hashable, Codable, CustomStringCon
                 if !pendingReturn { normalized.append(byte) }
             }
             if pendingReturn { normalized.append(UInt8(ascii: "\r")) }
-            digest = SHA256.hexDigest(of: normalized)
-        } else {
-            digest = SHA256.hexDigest(of: bytes)
+            return normalized.withUnsafeBufferPointer { SHA256.hexDigest(of: $0, after: Self.currentAlgorithmPrefix) }
         }
-        rawValue = Self.currentAlgorithm + ":" + digest
     }
 
     /// A fingerprint as a store recorded it; `nil` for text that is not `algorithm:digest`.

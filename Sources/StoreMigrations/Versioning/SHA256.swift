@@ -6,6 +6,8 @@
 /// two texts that differ must practically never share one. Fingerprints are computed only for
 /// migrations that have a text to fingerprint, once per plan.
 enum SHA256 {
+    private typealias State = (UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32)
+
     private static let roundConstants: [UInt32] = [
         0x428a_2f98, 0x7137_4491, 0xb5c0_fbcf, 0xe9b5_dba5, 0x3956_c25b, 0x59f1_11f1, 0x923f_82a4, 0xab1c_5ed5,
         0xd807_aa98, 0x1283_5b01, 0x2431_85be, 0x550c_7dc3, 0x72be_5d74, 0x80de_b1fe, 0x9bdc_06a7, 0xc19b_f174,
@@ -19,85 +21,108 @@ enum SHA256 {
 
     /// The digest of `bytes`, as 64 lowercase hexadecimal digits.
     static func hexDigest(of bytes: some Collection<UInt8>) -> String {
-        if let digest = bytes.withContiguousStorageIfAvailable(hexDigest(ofContiguous:)) { return digest }
-        return Array(bytes).withUnsafeBufferPointer(hexDigest(ofContiguous:))
+        if let digest = bytes.withContiguousStorageIfAvailable({ hexDigest(of: $0, after: "") }) { return digest }
+        return Array(bytes).withUnsafeBufferPointer { hexDigest(of: $0, after: "") }
     }
 
-    private static func hexDigest(ofContiguous message: UnsafeBufferPointer<UInt8>) -> String {
+    /// `prefix` followed by the digest of `message` as 64 lowercase hexadecimal digits, written
+    /// into one string: a fingerprint's stored form without a concatenation.
+    static func hexDigest(of message: UnsafeBufferPointer<UInt8>, after prefix: StaticString) -> String {
         // A launch fingerprints every registered migration, hundreds of them when a fresh install
         // is created from a declared schema: the whole blocks are hashed where the text lies, only
         // the last one or two are copied to be padded, and nothing is allocated on the heap.
-        var hash: (UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32) = (
+        var hash: State = (
             0x6a09_e667, 0xbb67_ae85, 0x3c6e_f372, 0xa54f_f53a, 0x510e_527f, 0x9b05_688c, 0x1f83_d9ab, 0x5be0_cd19
         )
-        let wholeBlocks = message.count / 64 * 64
+        let wholeBlocks = message.count / 64
         withUnsafeTemporaryAllocation(of: UInt32.self, capacity: 64) { words in
             roundConstants.withUnsafeBufferPointer { constants in
-                if let base = message.baseAddress, wholeBlocks > 0 {
-                    compress(UnsafeBufferPointer(start: base, count: wholeBlocks), into: &hash, words: words, constants: constants)
-                }
-                let tailCount = message.count - wholeBlocks
-                let paddedCount = tailCount + 8 < 64 ? 64 : 128
-                withUnsafeTemporaryAllocation(of: UInt8.self, capacity: paddedCount) { padded in
-                    for index in 0..<tailCount { padded[index] = message[wholeBlocks + index] }
-                    padded[tailCount] = 0x80
-                    for index in (tailCount + 1)..<(paddedCount - 8) { padded[index] = 0 }
-                    let bitLength = UInt64(message.count) &* 8
-                    for index in 0..<8 {
-                        padded[paddedCount - 8 + index] = UInt8(truncatingIfNeeded: bitLength >> UInt64(56 - index * 8))
+                let words = words.baseAddress!, constants = constants.baseAddress!
+                if let base = message.baseAddress {
+                    for block in 0..<wholeBlocks {
+                        compress(UnsafeRawPointer(base + block * 64), into: &hash, words: words, constants: constants)
                     }
-                    compress(UnsafeBufferPointer(padded), into: &hash, words: words, constants: constants)
+                }
+                let tailCount = message.count - wholeBlocks * 64
+                let paddedCount = tailCount + 8 < 64 ? 64 : 128
+                withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 128) { padded in
+                    let padded = padded.baseAddress!
+                    if tailCount > 0 { padded.initialize(from: message.baseAddress! + wholeBlocks * 64, count: tailCount) }
+                    padded[tailCount] = 0x80
+                    (padded + tailCount + 1).initialize(repeating: 0, count: paddedCount - 8 - tailCount - 1)
+                    let bitLength = UInt64(message.count) &* 8
+                    UnsafeMutableRawPointer(padded + paddedCount - 8).storeBytes(of: bitLength.bigEndian, as: UInt64.self)
+                    for block in 0..<(paddedCount / 64) {
+                        compress(UnsafeRawPointer(padded + block * 64), into: &hash, words: words, constants: constants)
+                    }
                 }
             }
         }
+        let prefixCount = prefix.utf8CodeUnitCount
         return withUnsafeBytes(of: hash) { words in
-            String(unsafeUninitializedCapacity: 64) { text in
+            String(unsafeUninitializedCapacity: prefixCount + 64) { text in
+                for index in 0..<prefixCount { text[index] = prefix.utf8Start[index] }
                 for wordIndex in 0..<8 {
                     let word = words.load(fromByteOffset: wordIndex * 4, as: UInt32.self)
                     for digit in 0..<8 {
-                        text[wordIndex * 8 + digit] = hexDigits[Int(word >> UInt32(28 - digit * 4) & 0xf)]
+                        text[prefixCount + wordIndex * 8 + digit] = hexDigits.utf8Start[Int(truncatingIfNeeded: word &>> UInt32(28 - digit * 4) & 0xf)]
                     }
                 }
-                return 64
+                return prefixCount + 64
             }
         }
     }
 
-    /// Runs the compression function over `blocks`, a whole number of 64-byte blocks.
+    private static let hexDigits: StaticString = "0123456789abcdef"
+
+    /// Runs the compression function over the 64-byte block at `block`. Written for the
+    /// optimizer: the eight working variables stay in locals, renamed from round to round rather
+    /// than shifted, the schedule is computed in place, and the shifts are masking ones, which
+    /// compile to rotations.
+    @inline(__always)
     private static func compress(
-        _ blocks: UnsafeBufferPointer<UInt8>, into hash: inout (UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32),
-        words: UnsafeMutableBufferPointer<UInt32>, constants: UnsafeBufferPointer<UInt32>
+        _ block: UnsafeRawPointer, into hash: inout State, words w: UnsafeMutablePointer<UInt32>,
+        constants k: UnsafePointer<UInt32>
     ) {
-        for chunk in stride(from: 0, to: blocks.count, by: 64) {
-            for index in 0..<16 {
-                let offset = chunk + index * 4
-                words[index] = UInt32(blocks[offset]) << 24 | UInt32(blocks[offset + 1]) << 16
-                    | UInt32(blocks[offset + 2]) << 8 | UInt32(blocks[offset + 3])
-            }
-            for index in 16..<64 {
-                let s0 = rotate(words[index - 15], 7) ^ rotate(words[index - 15], 18) ^ (words[index - 15] >> 3)
-                let s1 = rotate(words[index - 2], 17) ^ rotate(words[index - 2], 19) ^ (words[index - 2] >> 10)
-                words[index] = words[index - 16] &+ s0 &+ words[index - 7] &+ s1
-            }
-            var (a, b, c, d, e, f, g, h) = hash
-            for index in 0..<64 {
-                let s1 = rotate(e, 6) ^ rotate(e, 11) ^ rotate(e, 25)
-                let choice = (e & f) ^ (~e & g)
-                let t1 = h &+ s1 &+ choice &+ constants[index] &+ words[index]
-                let s0 = rotate(a, 2) ^ rotate(a, 13) ^ rotate(a, 22)
-                let majority = (a & b) ^ (a & c) ^ (b & c)
-                let t2 = s0 &+ majority
-                (h, g, f, e, d, c, b, a) = (g, f, e, d &+ t1, c, b, a, t1 &+ t2)
-            }
-            hash = (
-                hash.0 &+ a, hash.1 &+ b, hash.2 &+ c, hash.3 &+ d, hash.4 &+ e, hash.5 &+ f, hash.6 &+ g, hash.7 &+ h
-            )
+        for index in 0..<16 {
+            w[index] = UInt32(bigEndian: block.loadUnaligned(fromByteOffset: index * 4, as: UInt32.self))
         }
+        for index in 16..<64 {
+            let w15 = w[index - 15], w2 = w[index - 2]
+            let s0 = rotate(w15, 7) ^ rotate(w15, 18) ^ (w15 &>> 3)
+            let s1 = rotate(w2, 17) ^ rotate(w2, 19) ^ (w2 &>> 10)
+            w[index] = w[index - 16] &+ s0 &+ w[index - 7] &+ s1
+        }
+        var (a, b, c, d, e, f, g, h) = hash
+        for index in stride(from: 0, to: 64, by: 8) {
+            round(a, b, c, &d, e, f, g, &h, k[index] &+ w[index])
+            round(h, a, b, &c, d, e, f, &g, k[index + 1] &+ w[index + 1])
+            round(g, h, a, &b, c, d, e, &f, k[index + 2] &+ w[index + 2])
+            round(f, g, h, &a, b, c, d, &e, k[index + 3] &+ w[index + 3])
+            round(e, f, g, &h, a, b, c, &d, k[index + 4] &+ w[index + 4])
+            round(d, e, f, &g, h, a, b, &c, k[index + 5] &+ w[index + 5])
+            round(c, d, e, &f, g, h, a, &b, k[index + 6] &+ w[index + 6])
+            round(b, c, d, &e, f, g, h, &a, k[index + 7] &+ w[index + 7])
+        }
+        hash = (
+            hash.0 &+ a, hash.1 &+ b, hash.2 &+ c, hash.3 &+ d, hash.4 &+ e, hash.5 &+ f, hash.6 &+ g, hash.7 &+ h
+        )
     }
 
-    private static let hexDigits = Array("0123456789abcdef".utf8)
+    /// One round, with the variables passed in the order they have at that round: `d` takes the
+    /// new `e`, `h` the new `a`.
+    @inline(__always)
+    private static func round(
+        _ a: UInt32, _ b: UInt32, _ c: UInt32, _ d: inout UInt32, _ e: UInt32, _ f: UInt32, _ g: UInt32,
+        _ h: inout UInt32, _ constantAndWord: UInt32
+    ) {
+        let t1 = h &+ (rotate(e, 6) ^ rotate(e, 11) ^ rotate(e, 25)) &+ (g ^ (e & (f ^ g))) &+ constantAndWord
+        d = d &+ t1
+        h = t1 &+ (rotate(a, 2) ^ rotate(a, 13) ^ rotate(a, 22)) &+ ((a & b) | (c & (a | b)))
+    }
 
+    @inline(__always)
     private static func rotate(_ value: UInt32, _ count: UInt32) -> UInt32 {
-        value >> count | value << (32 - count)
+        value &>> count | value &<< (32 &- count)
     }
 }

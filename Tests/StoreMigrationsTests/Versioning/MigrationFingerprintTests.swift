@@ -13,13 +13,39 @@ import Testing
         // Either side of each padding boundary (sha256sum of that many "a"s).
         let boundaries = [
             55: "9f4390f8d30c2dd92ec9f095b65e2b9ae9b0a925a5258e241c9f1e910f734318",
+            56: "b35439a4ac6f0948b6d6f9e3c6af0f5f590ce20f1bde7090ef7970686ec6738a",
             63: "7d3e74a05d7db15bce4ad9ec0658ea98e3f06eeecf16b4c6fff2da457ddc2f34",
             64: "ffe054fe7ae0cb6dc65c3af9b61d5209f439851db43d0ba5997337df154668eb",
+            65: "635361c48bb9eab14198e76ea8ab7f1a41685d6ad62aa9146d301d4f17eb0ae0",
             119: "31eba51c313a5c08226adf18d4a359cfdfd8d2e816b13f4af952f7ea6584dcfb",
             120: "2f3d335432c70b580af0e8e1b3674a7c020d683aa5f73aaaedfdc55af904c21c",
+            1000: "41edece42d63e8d9bf515a9ba6932e1c20cbc9f5a5d134645adb5db1b9737ea3",
         ]
         for (count, digest) in boundaries {
             #expect(SHA256.hexDigest(of: String(repeating: "a", count: count).utf8) == digest, "\(count) bytes")
+        }
+    }
+
+    @Test func sha256OfNonASCIIAndEveryByteValue() {
+        // sha256sum of the UTF-8 texts, and of the 256 byte values four times over.
+        #expect(SHA256.hexDigest(of: "café ☕ naïve 日本語 — 🦊\r\n".utf8)
+            == "875fad58e0f19a96c4e8d48f3fb8450d3cf41dea39561bebb2b67873e1ddeff6")
+        // The fingerprint hashes the text with its line ending taken as `\n`.
+        #expect(MigrationFingerprint(of: "café ☕ naïve 日本語 — 🦊\r\n").rawValue
+            == "v1:917e805ae329fc149d039e769ab7e2cccead4d791cae7c175ecbb0b0391478cd")
+        let everyByte = (0..<1024).map { UInt8(truncatingIfNeeded: $0) }
+        #expect(SHA256.hexDigest(of: everyByte) == "785b0751fc2c53dc14a4ce3d800e69ef9ce1009eb327ccf458afe09c242c26c9")
+    }
+
+    @Test func sha256MatchesAPlainWritingOfTheStandardOnEveryLengthAndAlignment() {
+        // The unrolled compression, the unaligned loads and the padding against FIPS 180-4 written
+        // plainly, on lengths across four blocks, each read from an odd offset of a larger buffer.
+        var generator = SystemRandomNumberGenerator()
+        let pool = (0..<400).map { _ in UInt8.random(in: 0...255, using: &generator) }
+        for length in 0...300 {
+            let offset = length % 7
+            let slice = pool[offset..<(offset + length)]
+            #expect(SHA256.hexDigest(of: slice) == PlainSHA256.hexDigest(of: Array(slice)), "\(length) bytes at \(offset)")
         }
     }
 
@@ -50,5 +76,45 @@ import Testing
         #expect(!current.differs(fromRecorded: current))
         #expect(current.differs(fromRecorded: MigrationFingerprint(of: "ALTER TABLE t ADD COLUMN d")))
         #expect(!current.differs(fromRecorded: older))
+    }
+}
+
+/// SHA-256 as FIPS 180-4 writes it, a step at a time, to check the library's fast one against.
+private enum PlainSHA256 {
+    static func hexDigest(of message: [UInt8]) -> String {
+        let k: [UInt32] = [
+            0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
+            0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
+            0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da,
+            0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967,
+            0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85,
+            0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070,
+            0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
+            0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2,
+        ]
+        func rotr(_ x: UInt32, _ n: UInt32) -> UInt32 { (x >> n) | (x << (32 - n)) }
+        var padded = message + [0x80]
+        while padded.count % 64 != 56 { padded.append(0) }
+        let bits = UInt64(message.count) * 8
+        padded += (0..<8).map { UInt8(truncatingIfNeeded: bits >> (56 - 8 * UInt64($0))) }
+        var hash: [UInt32] = [0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19]
+        for start in stride(from: 0, to: padded.count, by: 64) {
+            var w = (0..<16).map { i in
+                padded[start + 4 * i ..< start + 4 * i + 4].reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
+            }
+            for i in 16..<64 {
+                let s0 = rotr(w[i - 15], 7) ^ rotr(w[i - 15], 18) ^ (w[i - 15] >> 3)
+                let s1 = rotr(w[i - 2], 17) ^ rotr(w[i - 2], 19) ^ (w[i - 2] >> 10)
+                w.append(w[i - 16] &+ s0 &+ w[i - 7] &+ s1)
+            }
+            var v = hash
+            for i in 0..<64 {
+                let t1 = v[7] &+ (rotr(v[4], 6) ^ rotr(v[4], 11) ^ rotr(v[4], 25)) &+ ((v[4] & v[5]) ^ (~v[4] & v[6])) &+ k[i] &+ w[i]
+                let t2 = (rotr(v[0], 2) ^ rotr(v[0], 13) ^ rotr(v[0], 22)) &+ ((v[0] & v[1]) ^ (v[0] & v[2]) ^ (v[1] & v[2]))
+                v = [t1 &+ t2, v[0], v[1], v[2], v[3] &+ t1, v[4], v[5], v[6]]
+            }
+            hash = zip(hash, v).map { $0 &+ $1 }
+        }
+        return hash.map { word in (0..<8).map { String(word >> (28 - 4 * UInt32($0)) & 0xf, radix: 16) }.joined() }.joined()
     }
 }
