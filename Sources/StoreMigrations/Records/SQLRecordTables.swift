@@ -188,14 +188,19 @@ package struct SQLRecordTables: Sendable {
                     "DELETE FROM \(history) WHERE manager = \(p(1)) AND version = \(p(2))",
                     [.text(manager), .text(migration.version.description)])
             }
+            // One array of arguments for all the rows, refilled in place: the connection has let
+            // go of it when each row returns.
+            var row: [SQLRecordValue] = []
+            row.reserveCapacity(6)
             for migration in added {
-                try connection.executeRecordStatement(
-                    insertHistory,
-                    [
-                        .text(manager), .text(migration.version.description),
-                        timestamp(migration.appliedAt), .real(migration.duration ?? 0),
-                        migration.name.map { .text($0) } ?? .null, migration.fingerprint.map { .text($0.rawValue) } ?? .null,
-                    ])
+                row.removeAll(keepingCapacity: true)
+                row.append(.text(manager))
+                row.append(.text(migration.version.description))
+                row.append(timestamp(migration.appliedAt))
+                row.append(.real(migration.duration ?? 0))
+                row.append(migration.name.map { .text($0) } ?? .null)
+                row.append(migration.fingerprint.map { .text($0.rawValue) } ?? .null)
+                try connection.executeRecordStatement(insertHistory, row)
             }
             for migration in relabelled {
                 try connection.executeRecordStatement(

@@ -103,6 +103,29 @@ public final class Statement {
         }
     }
 
+    /// Binds `bytes` as text to the parameter at `index` (from 1) without SQLite copying them, and
+    /// returns SQLite's status: for a caller that binds a row's text where it lies and runs the
+    /// statement while the bytes stay alive and unchanged, then binds again before the next run.
+    func bindBorrowedText(_ bytes: UnsafeBufferPointer<UInt8>, at index: Int32) -> Int32 {
+        // An empty buffer may have no address, which SQLite would take for NULL.
+        guard let base = bytes.baseAddress, !bytes.isEmpty else {
+            return sqlite3_bind_text(handle, index, "", 0, Self.transient)
+        }
+        return base.withMemoryRebound(to: CChar.self, capacity: bytes.count) {
+            sqlite3_bind_text64(handle, index, $0, sqlite3_uint64(bytes.count), Self.borrowed, UInt8(SQLITE_UTF8))
+        }
+    }
+
+    /// Resets the statement for a caller that then binds every parameter itself, and returns
+    /// how many there are.
+    func resetForBinding() -> Int {
+        reset()
+        return parameterCount
+    }
+
+    /// Tells SQLite that bound text stays where it is until the statement is bound again.
+    private static var borrowed: sqlite3_destructor_type? { nil }
+
     /// Tells SQLite to copy bound text and blobs, since Swift frees its buffers after the call.
     private static var transient: sqlite3_destructor_type {
         unsafeBitCast(-1 as Int, to: sqlite3_destructor_type.self)

@@ -1,3 +1,8 @@
+#if canImport(SQLite3)
+import SQLite3
+#else
+import CSQLite
+#endif
 import StoreMigrations
 
 /// The connection the record tables are written through for one write of records: each distinct
@@ -25,12 +30,36 @@ final class RecordStatementCache: SQLRecordConnection {
             statements[sql] = statement
         }
         last = (sql, statement)
-        try statement.execute(arguments: arguments.map { value in
-            switch value {
-            case .text(let text): return .text(text)
-            case .real(let number): return .real(number)
-            case .null: return .null
+        let expected = statement.resetForBinding()
+        guard arguments.count == expected else {
+            throw db.error(
+                code: SQLITE_RANGE, message: "the statement has \(expected) parameters but \(arguments.count) arguments were given",
+                sql: sql)
+        }
+        try arguments.withUnsafeBufferPointer { try bindAndRun(statement, $0, from: 0) }
+    }
+
+    /// Binds `arguments` from `index` on, each text where it lies (no copy: the history's rows
+    /// are hundreds when a store is created from its declared schema), and runs the statement
+    /// with every text still held: SQLite reads the bound bytes only while it runs.
+    private func bindAndRun(_ statement: Statement, _ arguments: UnsafeBufferPointer<SQLRecordValue>, from index: Int) throws {
+        guard index < arguments.count else {
+            defer { statement.reset() }
+            while try statement.step() != nil {}
+            return
+        }
+        let status: Int32
+        switch arguments[index] {
+        case .text(var text):
+            return try text.withUTF8 { bytes in
+                let status = statement.bindBorrowedText(bytes, at: Int32(index + 1))
+                guard status == SQLITE_OK else { throw db.error(status, sql: statement.sql) }
+                try bindAndRun(statement, arguments, from: index + 1)
             }
-        })
+        case .real(let number): status = statement.bind(.real(number), at: Int32(index + 1))
+        case .null: status = statement.bind(.null, at: Int32(index + 1))
+        }
+        guard status == SQLITE_OK else { throw db.error(status, sql: statement.sql) }
+        try bindAndRun(statement, arguments, from: index + 1)
     }
 }
