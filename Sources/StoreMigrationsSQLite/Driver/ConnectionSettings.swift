@@ -8,31 +8,39 @@ import StoreMigrations
 /// Reopening rather than setting each pragma back: a fresh connection has exactly the store's
 /// settings, including those no pragma reads back, and closing it is the only way to release the
 /// lock that `locking_mode = EXCLUSIVE` keeps after the step. It costs one open, only after a body
-/// changed a setting; checking costs one run of a statement compiled once per connection.
+/// changed a setting.
 struct ConnectionSettings: Equatable {
-    /// Every value the query below returns, in its order.
+    /// Every value the statements below return, in their order.
     let values: [DatabaseValue]
 
-    /// One statement reading them all: the table-valued form of each pragma, the attached
-    /// databases and the temporary schema (a body's `CREATE TEMP TRIGGER` would fire in later
-    /// steps).
-    private static let query = """
-        SELECT * FROM pragma_query_only, pragma_locking_mode, pragma_busy_timeout, pragma_foreign_keys,
-            pragma_recursive_triggers, pragma_journal_mode, pragma_synchronous, pragma_defer_foreign_keys,
-            pragma_ignore_check_constraints, pragma_trusted_schema, pragma_reverse_unordered_selects,
-            pragma_automatic_index, pragma_temp_store, pragma_cell_size_check, pragma_cache_size,
-            (SELECT count(*) FROM pragma_database_list), (SELECT count(*) FROM temp.sqlite_master)
-        """
+    /// The pragmas read. Each is compiled afresh for each read, as the table-valued form of a
+    /// pragma (`pragma_journal_mode`) compiles it when its cursor opens: several of them put the
+    /// value into the compiled statement, so a statement kept from an earlier read could answer
+    /// with the old value. The plain statements, without the table-valued form's virtual tables
+    /// and the join of seventeen of them, cost a fraction of a query over them, on every first
+    /// launch.
+    private static let pragmas = [
+        "query_only", "locking_mode", "busy_timeout", "foreign_keys", "recursive_triggers", "journal_mode", "synchronous",
+        "defer_foreign_keys", "ignore_check_constraints", "trusted_schema", "reverse_unordered_selects", "automatic_index",
+        "temp_store", "cell_size_check", "cache_size",
+    ].map { "PRAGMA \($0)" }
 
-    /// The statement reading them on `db`, compiled once per connection by its store.
-    static func query(on db: Database) throws -> Statement {
-        try db.prepare(query)
-    }
-
-    /// The settings the connection of `query` (from ``query(on:)``) has now.
-    init(reading query: Statement) throws {
-        try query.bind([])
-        defer { query.reset() }
-        values = try query.step()?.values ?? []
+    /// The settings `db` has now: the pragmas' values, then how many databases are attached
+    /// and how many objects the temporary schema holds (a body's `CREATE TEMP TRIGGER` would fire
+    /// in later steps).
+    init(reading db: Database) throws {
+        var values: [DatabaseValue] = []
+        values.reserveCapacity(Self.pragmas.count + 2)
+        for pragma in Self.pragmas {
+            try db.forEachRow(pragma) { values.append(contentsOf: $0.values) }
+        }
+        // The temporary schema first: reading it opens the temporary database, which the list
+        // of databases then shows, on every read alike.
+        let temporaryObjects = try db.row("SELECT count(*) FROM temp.sqlite_master")?.values.first ?? .null
+        var databases = 0
+        try db.forEachRow("PRAGMA database_list") { _ in databases += 1 }
+        values.append(.integer(Int64(databases)))
+        values.append(temporaryObjects)
+        self.values = values
     }
 }

@@ -125,9 +125,6 @@ public final class SQLiteStore: MigrationStore, @unchecked Sendable {
     private var connection: Database?
     /// The settings `connection` had when opened; see ``ConnectionSettings``.
     private var connectionSettings: ConnectionSettings?
-    /// The statement that reads them, compiled with `connection` (it keeps the connection alive:
-    /// both are dropped together).
-    private var settingsQuery: Statement?
     /// How many calls are using `connection` (a body may read its store again): settings are
     /// checked when the outermost returns.
     private var connectionUses = 0
@@ -202,7 +199,6 @@ public final class SQLiteStore: MigrationStore, @unchecked Sendable {
         } else {
             connection = nil
             connectionSettings = nil
-            settingsQuery = nil
         }
     }
 
@@ -436,12 +432,11 @@ public final class SQLiteStore: MigrationStore, @unchecked Sendable {
     private func closeIfChanged(_ db: Database) {
         guard connection === db else { return }
         db.installBusyHandler()
-        let settings = settingsQuery.flatMap { try? ConnectionSettings(reading: $0) }
+        let settings = try? ConnectionSettings(reading: db)
         if closesAfterUse || db.isInTransaction || settings == nil || settings != connectionSettings {
             closesAfterUse = false
             connection = nil
             connectionSettings = nil
-            settingsQuery = nil
         }
     }
 
@@ -455,9 +450,7 @@ public final class SQLiteStore: MigrationStore, @unchecked Sendable {
             db = try Database(path: path, busyTimeout: busyTimeout, mode: .migrating(switchingToWAL: journalMode == .wal))
         }
         try configure?(db)
-        let query = try ConnectionSettings.query(on: db)
-        connectionSettings = try ConnectionSettings(reading: query)
-        settingsQuery = query
+        connectionSettings = try ConnectionSettings(reading: db)
         return db
     }
 
@@ -720,7 +713,6 @@ public final class SQLiteStore: MigrationStore, @unchecked Sendable {
         // the transaction back, and the next use opens a fresh one.
         if db.isInTransaction {
             connection = nil
-            settingsQuery = nil
         }
     }
 }
