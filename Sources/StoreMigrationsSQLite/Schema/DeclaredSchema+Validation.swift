@@ -10,6 +10,8 @@ extension DeclaredSchema {
 
         var tableNames: [String: String] = [:]
         var indexOwners: [String: String] = [:]
+        tableNames.reserveCapacity(tables.count)
+        indexOwners.reserveCapacity(tables.reduce(0) { $0 + $1.indexes.count })
         for table in tables {
             let key = table.name.lowercased()
             if table.name.isEmpty || key.hasPrefix("sqlite_") {
@@ -33,10 +35,17 @@ extension DeclaredSchema {
         }
 
         for table in tables {
-            var columnNames = Set<String>()
             if table.columns.isEmpty { report(table.name, nil, "declares no column; a table needs one") }
-            for column in table.columns where !columnNames.insert(column.name.lowercased()).inserted || column.name.isEmpty {
-                report(table.name, column.name, column.name.isEmpty ? "has an empty name" : "is declared twice")
+            // The few columns of a table compared pairwise; a set, which hashes every name, only
+            // for a wide one.
+            let names = table.columns.map { $0.name.lowercased() }
+            var seen = Set<String>()
+            for (position, column) in table.columns.enumerated() {
+                let isRepeated = names.count <= 32
+                    ? names[..<position].contains(names[position]) : !seen.insert(names[position]).inserted
+                if isRepeated || column.name.isEmpty {
+                    report(table.name, column.name, column.name.isEmpty ? "has an empty name" : "is declared twice")
+                }
             }
             // `what` is written only for a problem: a creation from the declared schema checks
             // every index and key of hundreds of tables, nearly always finding none.

@@ -447,11 +447,17 @@ import TestSupport
             .table("b", columns: [.column("v", .text)], unique: [[], ["v", "V"]], indexes: [.index("shared", on: ["v"])]),
             .table("A", columns: [.column("w", .text)]),
             .table("store_migrations_levels", columns: [.column("w", .text)]),
+            // Wider than the tables whose columns are compared pairwise.
+            .table("wide", columns: (0..<40).map { .column("c\($0)", .integer) } + [.column("C7", .text), .column("Ü", .text), .column("ü", .text)]),
+            .table("narrow", columns: [.column("Ü", .text), .column("k", .text), .column("ü", .text), .column("K", .text)]),
         ]
         let error = try #require(#expect(throws: SchemaMigrationError.self) { try db.migrateSchema(to: schema) })
         guard case let .invalidDeclaration(problems, _) = error else { Issue.record("\(error)"); return }
         let messages = problems.map(\.description)
         #expect(messages.contains("a.id is declared twice"))
+        #expect(problems.filter { $0.message == "is declared twice" }.map(\.description)
+            == ["a.id is declared twice", "wide.C7 is declared twice", "wide.ü is declared twice", "narrow.ü is declared twice",
+                "narrow.K is declared twice"])
         #expect(messages.contains("a.missing is named in the primary key but the table does not declare it"))
         #expect(messages.contains { $0.hasPrefix("table a has FOREIGN KEY (\"id\") REFERENCES \"nowhere\", but the schema declares no table nowhere") })
         #expect(messages.contains("a.x is named in index shared but the table does not declare it"))
