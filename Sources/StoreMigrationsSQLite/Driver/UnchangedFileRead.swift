@@ -32,9 +32,10 @@ import Glibc
 /// `-shm` files (a folder it may not write, a full disk): that read fails, and planning must
 /// fail with it, before any step of any store runs, whichever way the file is read.
 ///
-/// A fleet's walk threads read the same way through a connection each keeps, to which each
-/// tenant's file is attached `immutable` in turn (``AttachedFileRead``): the same lock, the same
-/// checks, the same fallback.
+/// A fleet's walk threads read the same way, but through a connection each keeps, to which each
+/// tenant's file is attached `immutable` in turn (``AttachedFileRead``), rather than a connection
+/// opened and closed a file: the same lock on the attached file's own file object, the same
+/// checks, the same fallback (``underSharedLock(of:in:path:_:)``).
 enum UnchangedFileRead {
     /// What `body` read from the database at `path` opened `immutable` under a shared lock, or
     /// `nil` when that is not safe or did not work.
