@@ -64,6 +64,21 @@ import TestSupport
         #expect(try folder.names() == ["bare.sqlite"])
     }
 
+    /// Tables an older release wrote (no history, no `baseline` column) are read the ordinary
+    /// way: the questions asked of them would be asked of the kept connection's own database.
+    @Test func tablesOfAnOlderReleaseAreReadAsTheStoreReadsThem() throws {
+        let url = folder.file("old.sqlite")
+        let db = try Database(path: url.path, busyTimeout: 0, mode: .migrating(switchingToWAL: false))
+        try db.execute("""
+            CREATE TABLE store_migrations_levels(manager TEXT PRIMARY KEY NOT NULL, level TEXT, app_version TEXT);
+            INSERT INTO store_migrations_levels VALUES ('library', '1.2', '3.0')
+            """)
+        let store = SQLiteStore(url: url)
+        let attached = try store.readRecords(reusing: WorkerResources())
+        #expect(attached == ["library": MigrationRecord(baseline: "1.2", appVersion: "3.0")])
+        #expect(attached == (try store.readRecords()))
+    }
+
     @Test func aFileThatIsNotADatabaseThrowsTheStoresOwnError() throws {
         let url = folder.file("damaged.sqlite")
         try Data(repeating: UInt8(ascii: "x"), count: 4096).write(to: url)
