@@ -37,6 +37,7 @@ public final class MigrationCoordinator: @unchecked Sendable {
     private var dependentsPolicy: DependentsOfDeferredPolicy = .wait
     private var background: MigrationRunHandle?
     private var development: DevelopmentMode = .off
+    private var resources: WorkerResources?
 
     /// Creates a coordinator for the app at `appVersion`, such as `"2.0"` or a build number.
     public init(appVersion: Version) {
@@ -97,6 +98,13 @@ public final class MigrationCoordinator: @unchecked Sendable {
     public var developmentMode: DevelopmentMode {
         get { lock.withLock { development } }
         set { lock.withLock { development = newValue } }
+    }
+
+    /// What the thread planning this coordinator keeps between the tenants of a fleet, handed to
+    /// the stores that read their records with it (``ReadReusingStore``); `nil` outside a fleet.
+    package var workerResources: WorkerResources? {
+        get { lock.withLock { resources } }
+        set { lock.withLock { resources = newValue } }
     }
 
     /// The background run of the work the last launch left, while it is running or once it ended;
@@ -414,7 +422,9 @@ public final class MigrationCoordinator: @unchecked Sendable {
     private func executablePlan(
         targets: [MigrationReference]?, postDeploy: Bool
     ) throws -> (executable: ExecutablePlan, managers: [ManagerDefinition], erasure: StoreErasure) {
-        let (registered, dependentsPolicy, mode) = lock.withLock { (managers, self.dependentsPolicy, development) }
+        let (registered, dependentsPolicy, mode, resources) = lock.withLock {
+            (managers, self.dependentsPolicy, development, self.resources)
+        }
         let definitions = registered.map { $0.definition() }
         let graph = try MigrationGraph(managers: definitions.map(\.graphManager), appVersion: appVersion)
         var storeIndex: [StoreIdentity: Int] = [:]
@@ -423,14 +433,14 @@ public final class MigrationCoordinator: @unchecked Sendable {
         var storeIsMissing: [Bool] = []
         var inputs: [PlanningInput] = []
         inputs.reserveCapacity(definitions.count)
-        for definition in definitions {
+        for (position, definition) in definitions.enumerated() {
             let index: Int
             if let known = storeIndex[definition.identity] {
                 index = known
             } else {
                 index = recordsByStore.count
                 storeIndex[definition.identity] = index
-                let records = try definition.readRecords()
+                let records = try resources.map { try registered[position].readStoreRecords(reusing: $0) } ?? definition.readRecords()
                 recordsByStore.append(records)
                 storeIsMissing.append(records.isEmpty && !definition.storeExists())
             }
@@ -638,6 +648,7 @@ public final class MigrationRunHandle: @unchecked Sendable {
 protocol MigrationManagerDefining: AnyObject, Sendable {
     var name: String { get }
     func definition() -> ManagerDefinition
+    func readStoreRecords(reusing resources: WorkerResources?) throws -> [String: MigrationRecord]
     func baseline(at version: Version) throws -> Bool
     func repairFingerprints() throws -> [Version]
     /// For the testing products (``RegisteredManager``).

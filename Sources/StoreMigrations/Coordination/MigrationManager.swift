@@ -439,8 +439,10 @@ public final class MigrationManager<Store: MigrationStore>: @unchecked Sendable 
         try StepExecutor.forget(name, in: store)
     }
 
-    func readStoreRecords() throws -> [String: MigrationRecord] {
+    /// The store's records, read with what `resources` keeps when given and the store can use it.
+    func readStoreRecords(reusing resources: WorkerResources? = nil) throws -> [String: MigrationRecord] {
         do {
+            if let resources, let store = store as? any ReadReusingStore { return try store.readRecords(reusing: resources) }
             return try store.readRecords()
         } catch {
             throw MigrationError.unreadableState(manager: name, store: store.description, reason: "\(error)")

@@ -6,7 +6,9 @@ import Foundation
 /// a file lock), and libdispatch runs no more blocked work items at once than there are
 /// processors, whatever the cap. Each thread takes its own next tenant, rather than a walking
 /// thread handing tenants out, so that a tenant costs no wake-up of another thread, which a
-/// SQLite tenant's up-to-date check felt (Benchmarks/BENCHMARKS.md, issue 27).
+/// SQLite tenant's up-to-date check felt (Benchmarks/BENCHMARKS.md, issue 27). Each thread owns
+/// the ``WorkerResources`` its tenants' stores keep things in between tenants (a SQLite
+/// connection), let go of when the thread ends, before the walk returns.
 final class FleetWorkers: @unchecked Sendable {
     // @unchecked: `walk`, `threads`, `isOver` and `failure` are only used with `lock` held;
     // `running` is thread-safe.
@@ -24,7 +26,7 @@ final class FleetWorkers: @unchecked Sendable {
         let next: () throws -> Tenant?
         let mayStart: (Tenant) -> Int?
         let notStarted: (Tenant) -> Void
-        let work: (Tenant, Int) -> @Sendable () -> Void
+        let work: (Tenant, Int) -> @Sendable (WorkerResources) -> Void
     }
 
     private init(limit: Int, walk: Walk) {
@@ -37,11 +39,12 @@ final class FleetWorkers: @unchecked Sendable {
     ///
     /// A tenant is taken only by a thread free to run it, so that the source is never read
     /// further ahead than the tenants running. `mayStart` is asked then for the tenant's number,
-    /// in the source's order: a tenant it refuses goes to `notStarted` instead. Rethrows what
+    /// in the source's order: a tenant it refuses goes to `notStarted` instead. The work is given
+    /// its thread's resources, emptied when the thread ends. Rethrows what
     /// `next` throws, once the tenants running have ended; no tenant is taken after it.
     static func walk(
         next: () throws -> Tenant?, limit: Int, mayStart: (Tenant) -> Int?, notStarted: (Tenant) -> Void,
-        work: (Tenant, Int) -> @Sendable () -> Void
+        work: (Tenant, Int) -> @Sendable (WorkerResources) -> Void
     ) throws {
         try withoutActuallyEscaping(next) { next in
             try withoutActuallyEscaping(mayStart) { mayStart in
@@ -67,7 +70,9 @@ final class FleetWorkers: @unchecked Sendable {
         threads += 1
         running.enter()
         let thread = Thread { [self] in
-            while let body = take() { body() }
+            let resources = WorkerResources()
+            while let body = take() { body(resources) }
+            resources.removeAll()
             running.leave()
         }
         thread.name = "StoreMigrations.MigrationFleet"
@@ -77,7 +82,7 @@ final class FleetWorkers: @unchecked Sendable {
     /// The work of the next tenant to run, once those refused are passed to `notStarted`; `nil`
     /// when the source has ended or failed. Starts another thread while fewer than `limit` run,
     /// so that threads are started only as tenants keep them all busy.
-    private func take() -> (@Sendable () -> Void)? {
+    private func take() -> (@Sendable (WorkerResources) -> Void)? {
         lock.withLock {
             guard let walk else { return nil }
             while !isOver {

@@ -82,9 +82,10 @@ public final class MigrationFleet: Sendable {
             },
             notStarted: { _ in }
         ) { [appVersion, template] tenant, number in
-            {
+            { resources in
                 do {
                     let coordinator = MigrationCoordinator(appVersion: appVersion)
+                    coordinator.workerResources = resources
                     try template(tenant, coordinator)
                     builder.add(number, tenant, plan: try coordinator.plan(postDeploy: postDeploy))
                 } catch {
@@ -149,11 +150,11 @@ public final class MigrationFleet: Sendable {
         defer { if let replacedCap { cappedSource?.capConnections(perDatabase: replacedCap) } }
         let run = FleetRun(total: total, budget: options.failureBudget, clockStart: clockStart, observer: observer)
         let limit = options.maxTenantsInFlight
-        let work = { [appVersion, template, claims] (tenant: Tenant, number: Int) -> @Sendable () -> Void in
-            {
+        let work = { [appVersion, template, claims] (tenant: Tenant, number: Int) -> @Sendable (WorkerResources) -> Void in
+            { resources in
                 Self.migrate(
                     tenant, number: number, appVersion: appVersion, template: template, claims: claims, postDeploy: options.postDeploy,
-                    run: run)
+                    run: run, resources: resources)
             }
         }
         do {
@@ -195,16 +196,19 @@ public final class MigrationFleet: Sendable {
         return run.report(appVersion: appVersion, startedAt: startedAt)
     }
 
-    /// The `number`th tenant to start: plans it, and runs it when it has anything to do.
+    /// The `number`th tenant to start: plans it, and runs it when it has anything to do. Its
+    /// records are read for both plans, the check's and the run's, with what its thread keeps
+    /// (`resources`); its steps use its stores' own connections.
     @available(*, noasync)
     private static func migrate(
         _ tenant: Tenant, number: Int, appVersion: Version, template: Template, claims: (any FleetClaims)?, postDeploy: Bool,
-        run: FleetRun
+        run: FleetRun, resources: WorkerResources
     ) {
         var isRunning = false
         var isClaimed = false
         do {
             let coordinator = MigrationCoordinator(appVersion: appVersion)
+            coordinator.workerResources = resources
             try template(tenant, coordinator)
             // A plan that `run()` would refuse is not up to date: the run then throws the refusal.
             if try coordinator.plan(postDeploy: postDeploy).isUpToDate {

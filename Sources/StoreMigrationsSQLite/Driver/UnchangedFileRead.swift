@@ -31,6 +31,11 @@ import Glibc
 /// Nor is it tried where the ordinary read of a WAL database could not create its `-wal` and
 /// `-shm` files (a folder it may not write, a full disk): that read fails, and planning must
 /// fail with it, before any step of any store runs, whichever way the file is read.
+///
+/// A fleet's walk threads read the same way, but through a connection each keeps, to which each
+/// tenant's file is attached `immutable` in turn (``AttachedFileRead``), rather than a connection
+/// opened and closed a file: the same lock on the attached file's own file object, the same
+/// checks, the same fallback (``underSharedLock(of:in:path:_:)``).
 enum UnchangedFileRead {
     /// What `body` read from the database at `path` opened `immutable` under a shared lock, or
     /// `nil` when that is not safe or did not work.
@@ -38,16 +43,24 @@ enum UnchangedFileRead {
         guard ordinaryReadCanCreateFiles(beside: path),
               let db = try? Database(path: path, busyTimeout: busyTimeout, mode: .immutable)
         else { return nil }
+        return underSharedLock(of: "main", in: db, path: path) { try body(db) }
+    }
+
+    /// What `body` read while SQLite's shared lock is held on the file of `schema`, a database of
+    /// `db` opened `immutable` from `path`; `nil` when the lock is refused, a `-wal` or `-journal`
+    /// file is beside the database before the read or a `-wal` after it, or `body` throws or
+    /// gives `nil`.
+    static func underSharedLock<T>(of schema: String, in db: Database, path: String, _ body: () throws -> T?) -> T? {
         // The file object belongs to the connection: it must outlive the unlock.
-        return withExtendedLifetime(db) {
+        withExtendedLifetime(db) {
             var file: UnsafeMutablePointer<sqlite3_file>?
-            guard sqlite3_file_control(db.handle, "main", SQLITE_FCNTL_FILE_POINTER, &file) == SQLITE_OK,
+            guard sqlite3_file_control(db.handle, schema, SQLITE_FCNTL_FILE_POINTER, &file) == SQLITE_OK,
                   let file, let methods = file.pointee.pMethods, let lock = methods.pointee.xLock,
                   let unlock = methods.pointee.xUnlock, lock(file, SQLITE_LOCK_SHARED) == SQLITE_OK
             else { return nil }
             defer { _ = unlock(file, SQLITE_LOCK_NONE) }
             let wal = path + "-wal"
-            guard !exists(wal), !exists(path + "-journal"), let result = try? body(db), !exists(wal) else { return nil }
+            guard !exists(wal), !exists(path + "-journal"), let result = try? body(), !exists(wal) else { return nil }
             return result
         }
     }
@@ -55,7 +68,7 @@ enum UnchangedFileRead {
     /// Whether the folder of `path` takes new files, with room for a `-shm` file's first
     /// 32 KiB and more: writable, and neither out of space nor of inodes (where the file system
     /// counts them).
-    private static func ordinaryReadCanCreateFiles(beside path: String) -> Bool {
+    static func ordinaryReadCanCreateFiles(beside path: String) -> Bool {
         let folder = path.lastIndex(of: "/").map { $0 == path.startIndex ? "/" : String(path[..<$0]) } ?? "."
         var status = statvfs()
         guard access(folder, W_OK) == 0, statvfs(folder, &status) == 0 else { return false }

@@ -32,8 +32,14 @@ import StoreMigrations
 ///
 /// ## Checking a large folder
 ///
-/// The fleet's plan opens each file to read its records, and most of a tenant's cost is SQLite's
-/// own: opening the file, reading its schema, compiling one statement. A SQLite built with memory
+/// The fleet's plan reads each file's records, and most of a tenant's cost is SQLite's own:
+/// reading the file's schema and compiling one statement. Each of the plan's threads (and of a
+/// run's, which plans each tenant first) keeps one connection for all the tenants it checks, and
+/// attaches each file to it in turn rather than opening a connection of its own: most of what an
+/// open costs is registering the extensions the system SQLite builds in. A file with
+/// a `-wal` or `-journal` beside it, or one a writer holds, is read the ordinary way, as
+/// ``SQLiteStore/readRecords()`` reads it; the steps of a run use the store's own connection.
+/// The kept connections are closed as the plan or run returns. A SQLite built with memory
 /// statistics on (its default, and the Debian package's) counts every allocation under one
 /// process-wide mutex, which the tenants read at once all take, hundreds of times a file. SQLite
 /// recommends building with `SQLITE_DEFAULT_MEMSTATUS=0`; an app that links the system's SQLite

@@ -228,6 +228,19 @@ public final class SQLiteStore: MigrationStore, @unchecked Sendable {
     /// mostly this read. A file that is not a
     /// database, a lock held past the busy timeout, or a record that does not parse throws.
     public func readRecords() throws -> [String: MigrationRecord] {
+        try readRecords(attachingTo: nil)
+    }
+
+    /// Reads the records as ``readRecords()`` does, but attaches the file to the connection
+    /// `resources` keeps for the thread (``AttachedFileRead``) rather than opening one: a fleet's
+    /// check of its tenants.
+    package func readRecords(reusing resources: WorkerResources) throws -> [String: MigrationRecord] {
+        try readRecords(attachingTo: try? resources.resource { try AttachedFileRead() })
+    }
+
+    /// A file in the records statement's current shape is read through `attached`, when given,
+    /// else through a connection of its own; any other file the ordinary way.
+    private func readRecords(attachingTo attached: AttachedFileRead?) throws -> [String: MigrationRecord] {
         lock.lock()
         defer { lock.unlock() }
         if let connection { return try records(in: connection) }
@@ -238,7 +251,11 @@ public final class SQLiteStore: MigrationStore, @unchecked Sendable {
         if status.st_size == 0, status.st_mode & S_IFMT == S_IFREG {
             throw SQLiteStoreError(.emptyDatabaseFile, store: description)
         }
-        if let records = UnchangedFileRead.read(path: path, busyTimeout: busyTimeout, { try records(in: $0) }) { return records }
+        if let attached {
+            if let records = attached.read(path: path, { try currentRecords(in: $0) }) { return records }
+        } else if let records = UnchangedFileRead.read(path: path, busyTimeout: busyTimeout, { try records(in: $0) }) {
+            return records
+        }
         let db: Database
         do {
             db = try Database(path: path, busyTimeout: busyTimeout, mode: .inspecting)
@@ -607,9 +624,7 @@ public final class SQLiteStore: MigrationStore, @unchecked Sendable {
     /// asked, in one transaction with the read, and they decide as before: no levels table, no
     /// records; no history table, no applied sets; no `baseline` column, the level instead.
     private func records(in db: Database) throws -> [String: MigrationRecord] {
-        if let query = RecordQuery.compiled(Self.currentRecordsQuery, in: db) {
-            return try records(from: query, in: db)
-        }
+        if let records = try currentRecords(in: db) { return records }
         return try reading(db) {
             guard try db.tableExists(Self.levelsTable) else { return [:] }
             let columns = try storeColumns(db)
@@ -619,6 +634,14 @@ public final class SQLiteStore: MigrationStore, @unchecked Sendable {
                 history: try db.tableExists(Self.historyTable), labels: columns.contains(.fingerprint))
             return try records(from: RecordQuery.compiling(sql, in: db), in: db)
         }
+    }
+
+    /// The records, when the statement for the tables as this release writes them compiles;
+    /// `nil` when it does not. The only read of a file attached to a connection of another
+    /// database, where the questions asked of older tables would be asked of that database.
+    private func currentRecords(in db: Database) throws -> [String: MigrationRecord]? {
+        guard let query = RecordQuery.compiled(Self.currentRecordsQuery, in: db) else { return nil }
+        return try records(from: query, in: db)
     }
 
     /// The history rows, then the levels rows, in seven columns: `manager`, `version` or `level`,
@@ -716,6 +739,10 @@ public final class SQLiteStore: MigrationStore, @unchecked Sendable {
         }
     }
 }
+
+/// A fleet's check attaches each tenant's file to a connection its thread keeps:
+/// ``SQLiteStore/readRecords(reusing:)``.
+extension SQLiteStore: ReadReusingStore {}
 
 extension SQLiteStore: ErasableStore {
     /// Empties the database in place, in one `IMMEDIATE` transaction: the record tables first,
