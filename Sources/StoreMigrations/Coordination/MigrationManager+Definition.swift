@@ -134,10 +134,18 @@ extension MigrationManager {
     /// The squashes of the whole history, each over the migrations registered now, with the
     /// body its registration makes of them, or the refusal it throws.
     private func historySquashes(_ registrations: Registrations) -> [RegisteredSquash] {
-        let order = registrations.versions.indices.sorted { registrations.versions[$0] < registrations.versions[$1] }
+        // Apps usually register in version order, and the history is then the registrations as
+        // they are; nor is any body read for its kind when none is resumable.
+        let versions = registrations.versions
+        let order = versions.indices.dropFirst().contains(where: { versions[$0] < versions[$0 - 1] })
+            ? versions.indices.sorted { versions[$0] < versions[$1] }
+            : nil
+        let resumable = registrations.hasResumable
+            ? (order ?? Array(versions.indices)).map { registrations.bodies[$0].isResumable }
+            : [Bool](repeating: false, count: versions.count)
         let history = SquashedHistory(
-            manager: name, store: store.description, versions: order.map { registrations.versions[$0] },
-            options: order.map { registrations.options[$0] }, resumable: order.map { registrations.bodies[$0].isResumable })
+            manager: name, store: store.description, versions: order.map { $0.map { versions[$0] } } ?? versions,
+            options: order.map { $0.map { registrations.options[$0] } } ?? registrations.options, resumable: resumable)
         return registrations.historySquashes.map { squash in
             let from = history.versions[0], through = history.versions[history.versions.count - 1]
             do {

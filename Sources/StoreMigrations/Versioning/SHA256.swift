@@ -90,20 +90,21 @@ enum SHA256 {
         }
         for index in 16..<64 {
             let w15 = w[index - 15], w2 = w[index - 2]
-            let s0 = rotate(w15, 7) ^ rotate(w15, 18) ^ (w15 &>> 3)
-            let s1 = rotate(w2, 17) ^ rotate(w2, 19) ^ (w2 &>> 10)
+            let s0 = rotate(rotate(w15, 11) ^ w15, 7) ^ (w15 &>> 3)
+            let s1 = rotate(rotate(w2, 2) ^ w2, 17) ^ (w2 &>> 10)
             w[index] = w[index - 16] &+ s0 &+ w[index - 7] &+ s1
         }
         var (a, b, c, d, e, f, g, h) = hash
+        var bc = b ^ c
         for index in stride(from: 0, to: 64, by: 8) {
-            round(a, b, c, &d, e, f, g, &h, k[index] &+ w[index])
-            round(h, a, b, &c, d, e, f, &g, k[index + 1] &+ w[index + 1])
-            round(g, h, a, &b, c, d, e, &f, k[index + 2] &+ w[index + 2])
-            round(f, g, h, &a, b, c, d, &e, k[index + 3] &+ w[index + 3])
-            round(e, f, g, &h, a, b, c, &d, k[index + 4] &+ w[index + 4])
-            round(d, e, f, &g, h, a, b, &c, k[index + 5] &+ w[index + 5])
-            round(c, d, e, &f, g, h, a, &b, k[index + 6] &+ w[index + 6])
-            round(b, c, d, &e, f, g, h, &a, k[index + 7] &+ w[index + 7])
+            round(a, b, &d, e, f, g, &h, &bc, k[index] &+ w[index])
+            round(h, a, &c, d, e, f, &g, &bc, k[index + 1] &+ w[index + 1])
+            round(g, h, &b, c, d, e, &f, &bc, k[index + 2] &+ w[index + 2])
+            round(f, g, &a, b, c, d, &e, &bc, k[index + 3] &+ w[index + 3])
+            round(e, f, &h, a, b, c, &d, &bc, k[index + 4] &+ w[index + 4])
+            round(d, e, &g, h, a, b, &c, &bc, k[index + 5] &+ w[index + 5])
+            round(c, d, &f, g, h, a, &b, &bc, k[index + 6] &+ w[index + 6])
+            round(b, c, &e, f, g, h, &a, &bc, k[index + 7] &+ w[index + 7])
         }
         hash = (
             hash.0 &+ a, hash.1 &+ b, hash.2 &+ c, hash.3 &+ d, hash.4 &+ e, hash.5 &+ f, hash.6 &+ g, hash.7 &+ h
@@ -111,15 +112,22 @@ enum SHA256 {
     }
 
     /// One round, with the variables passed in the order they have at that round: `d` takes the
-    /// new `e`, `h` the new `a`.
+    /// new `e`, `h` the new `a`. `c` is not needed: `bc` holds `b ^ c`, and the round leaves
+    /// `a ^ b` in it, the next round's `b ^ c`, so the majority costs two operations, not four.
+    /// Each sum of three rotations is written as nested rotations of one value, which needs one
+    /// copy of it rather than three on a processor whose rotations overwrite their operand.
     @inline(__always)
     private static func round(
-        _ a: UInt32, _ b: UInt32, _ c: UInt32, _ d: inout UInt32, _ e: UInt32, _ f: UInt32, _ g: UInt32,
-        _ h: inout UInt32, _ constantAndWord: UInt32
+        _ a: UInt32, _ b: UInt32, _ d: inout UInt32, _ e: UInt32, _ f: UInt32, _ g: UInt32,
+        _ h: inout UInt32, _ bc: inout UInt32, _ constantAndWord: UInt32
     ) {
-        let t1 = h &+ (rotate(e, 6) ^ rotate(e, 11) ^ rotate(e, 25)) &+ (g ^ (e & (f ^ g))) &+ constantAndWord
+        let sigma1 = rotate(rotate(rotate(e, 14) ^ e, 5) ^ e, 6)
+        let t1 = h &+ sigma1 &+ (g ^ (e & (f ^ g))) &+ constantAndWord
         d = d &+ t1
-        h = t1 &+ (rotate(a, 2) ^ rotate(a, 13) ^ rotate(a, 22)) &+ ((a & b) | (c & (a | b)))
+        let ab = a ^ b
+        let sigma0 = rotate(rotate(rotate(a, 9) ^ a, 11) ^ a, 2)
+        h = t1 &+ sigma0 &+ (b ^ (ab & bc))
+        bc = ab
     }
 
     @inline(__always)
