@@ -21,7 +21,7 @@ import Glibc
 /// ```
 package final class FileLock {
     package let url: URL
-    private var descriptor: Int32
+    private(set) var descriptor: Int32
 
     /// Locks `url`, creating the file if needed, and waits at most `timeout` for another holder,
     /// telling `waiting` when the wait begins.
@@ -82,7 +82,10 @@ package final class FileLock {
     /// Releases the lock; later calls do nothing.
     package func unlock() {
         guard descriptor >= 0 else { return }
-        // Closing the last descriptor of the open file description releases the flock.
+        // Released explicitly rather than by the close alone: a process another thread spawns
+        // holds a copy of every descriptor until it execs (one that never execs, for good), and
+        // the lock lasts while any copy of its open file description is open.
+        flock(descriptor, LOCK_UN)
         close(descriptor)
         descriptor = -1
     }

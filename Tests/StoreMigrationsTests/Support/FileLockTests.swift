@@ -96,6 +96,17 @@ import Glibc
         _ = try FileLock(url: lockURL, store: "test store", timeout: .zero)
     }
 
+    /// A process that another thread spawns holds a copy of every descriptor until it execs,
+    /// the lock's too: unlocking must release the lock while such a copy is still open.
+    @Test func unlockReleasesTheLockWhileACopyOfItsDescriptorIsOpen() throws {
+        let lock = try FileLock(url: lockURL, store: "test store", timeout: .zero)
+        let copy = dup(lock.descriptor)
+        try #require(copy >= 0)
+        defer { close(copy) }
+        lock.unlock()
+        _ = try FileLock(url: lockURL, store: "test store", timeout: .zero)
+    }
+
     @Test func missingFolderIsATypedError() throws {
         let error = #expect(throws: FileStoreError.self) {
             _ = try FileLock(url: folder.file("missing/x.lock"), store: "test store", timeout: .zero)
