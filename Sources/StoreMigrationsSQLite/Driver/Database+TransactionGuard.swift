@@ -53,9 +53,9 @@ final class TransactionGuard {
     /// Called when `sql` finished on `handle` without an error: throws when the transaction is
     /// gone (a commit or rollback that SQLite ran without failing the statement).
     @inline(__always)
-    func statementDone(_ sql: String, on handle: OpaquePointer) throws {
+    func statementDone(_ sql: @autoclosure () -> String, on handle: OpaquePointer) throws {
         guard !hasEnded, sqlite3_get_autocommit(handle) != 0 else { return }
-        try transactionEnded(by: sql, error: nil)
+        try transactionEnded(by: sql(), error: nil)
     }
 
     /// Called when `sql` failed on `handle` with `error`: throws the guard's error instead when

@@ -219,7 +219,7 @@ public final class Database {
     /// The text of one statement without the white space around it, for messages. Trims bytes
     /// directly: Foundation's trimming bridges through `NSString` on Linux, which costs more than
     /// compiling a short statement.
-    private static func trimmedText(_ bytes: UnsafeRawBufferPointer) -> String {
+    static func trimmedText(_ bytes: UnsafeRawBufferPointer) -> String {
         func isSpace(_ byte: UInt8) -> Bool { byte == 0x20 || (0x09...0x0D).contains(byte) }
         var start = bytes.startIndex, end = bytes.endIndex
         while start < end, isSpace(bytes[start]) { start += 1 }
@@ -236,14 +236,14 @@ public final class Database {
                 var tail: UnsafePointer<CChar>?
                 let status = sqlite3_prepare_v2(handle, cursor, -1, &statementHandle, &tail)
                 let end = tail ?? cursor
-                let text = Self.trimmedText(UnsafeRawBufferPointer(start: cursor, count: end - cursor))
                 guard status == SQLITE_OK else {
                     sqlite3_finalize(statementHandle)
+                    let text = Self.trimmedText(UnsafeRawBufferPointer(start: cursor, count: end - cursor))
                     throw error(status, sql: text.isEmpty ? sql : text)
                 }
                 // Only whitespace or comments were left.
                 guard let statementHandle else { break }
-                let statement = Statement(handle: statementHandle, sql: text, database: self)
+                let statement = Statement(handle: statementHandle, database: self)
                 try body(statement, Int(sqlite3_bind_parameter_count(statementHandle)))
                 cursor = end
             }

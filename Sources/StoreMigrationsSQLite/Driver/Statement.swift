@@ -19,8 +19,14 @@ import StoreMigrations
 /// The statement is finalized when the last reference to it goes away. For finer control,
 /// ``bind(_:)``, ``step()`` and ``reset()`` expose SQLite's own cycle.
 public final class Statement {
-    /// The statement's SQL.
-    public let sql: String
+    /// The statement's SQL, without the whitespace around it.
+    ///
+    /// Read from SQLite, which keeps each statement's text, only when asked (an error names it):
+    /// a script of hundreds of statements, such as a declared schema's, copies none of them.
+    public var sql: String {
+        guard let text = sqlite3_sql(handle) else { return "" }
+        return Database.trimmedText(UnsafeRawBufferPointer(start: text, count: strlen(text)))
+    }
     private let handle: OpaquePointer
     // Keeps the connection open for as long as the statement lives.
     private let database: Database
@@ -43,9 +49,8 @@ public final class Statement {
     @exclusivity(unchecked) private var needsReset = false
     private lazy var parameterCount = Int(sqlite3_bind_parameter_count(handle))
 
-    init(handle: OpaquePointer, sql: String, database: Database) {
+    init(handle: OpaquePointer, database: Database) {
         self.handle = handle
-        self.sql = sql
         self.database = database
     }
 
@@ -148,7 +153,7 @@ public final class Statement {
         }
         isRunning = false
         guard status == SQLITE_DONE else { throw try failure(of: status) }
-        if let transactionGuard = database.transactionGuard { try transactionGuard.statementDone(sql, on: database.handle) }
+        if let transactionGuard = database.transactionGuard { try transactionGuard.statementDone(self.sql, on: database.handle) }
         return nil
     }
 

@@ -147,6 +147,16 @@ final class RecordingRun: MigrationRunControl {
         #expect(error.description.contains(sql))
     }
 
+    @Test func aScriptsFailingStatementIsNamedAloneWithoutTheSpaceAroundIt() throws {
+        try db.execute("CREATE TABLE t(a INTEGER NOT NULL)")
+        let error = try #require(#expect(throws: SQLiteError.self) {
+            try db.execute("INSERT INTO t VALUES (1);\n\t  INSERT INTO t VALUES (NULL) \n;\nINSERT INTO t VALUES (3)")
+        })
+        #expect(error.sql == "INSERT INTO t VALUES (NULL) \n;")
+        #expect(try db.scalar("SELECT group_concat(a) FROM t", as: String.self) == "1", "the statements before it ran, none after")
+        #expect(try db.prepare("\n  SELECT a FROM t  \n").sql == "SELECT a FROM t")
+    }
+
     @Test func constraintFailureHasExtendedCode() throws {
         try db.execute("CREATE TABLE t(id INTEGER PRIMARY KEY, name TEXT UNIQUE)")
         try db.execute("INSERT INTO t(name) VALUES ('a')")
