@@ -110,7 +110,7 @@ extension MigrationManager {
                 case let .squash(squash):
                     let records = SquashRecords(
                         range: squash.range, originalsRemoved: squashed[squash.index].originalsRemoved,
-                        versions: Array(versions[squash.recorded]), labels: squash.recorded.map { labels[$0] })
+                        versions: Array(versions[squash.recorded]), labels: labels, positions: squash.recorded)
                     let label = MigrationLabel(name: squashed[squash.index].name)
                     let body = squashBodies[squash.index]
                     return try StepExecutor.migrate(

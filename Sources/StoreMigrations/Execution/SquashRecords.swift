@@ -5,5 +5,8 @@ package struct SquashRecords: Sendable {
     let range: ClosedRange<Version>
     let originalsRemoved: Bool
     let versions: [Version]
-    let labels: [MigrationLabel]
+    /// The manager's labels, and the positions among them of ``versions``: read as the squash is
+    /// recorded, after its body, so that a new store's fingerprints are computed while it runs.
+    let labels: MigrationLabels
+    let positions: Range<Int>
 }

@@ -94,7 +94,8 @@ package enum StepExecutor {
                 }
                 // The whole duration goes to the squash's own version, so that a history's sum
                 // stays the time spent.
-                for (replaced, replacedLabel) in zip(squash.versions, squash.labels) {
+                for (replaced, position) in zip(squash.versions, squash.positions) {
+                    let replacedLabel = squash.labels[position]
                     record.markApplied(
                         replaced, at: startedAt, duration: replaced == version ? duration : 0, name: replacedLabel.name,
                         fingerprint: replacedLabel.fingerprint)

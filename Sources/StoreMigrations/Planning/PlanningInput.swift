@@ -13,8 +13,9 @@ struct PlanningInput: Sendable {
     let latePolicy: LateMigrationPolicy
     /// By position, each migration's name; empty when none has one.
     let names: [String?]
-    /// By position, each migration's fingerprint; empty when none has one.
-    let fingerprints: [MigrationFingerprint?]
+    /// By position, each migration's fingerprint; empty when none has one. Read only for the
+    /// migrations the record holds, so that a new store's plan does not wait for them.
+    let fingerprints: FingerprintTable
     let fingerprintPolicy: FingerprintPolicy
     /// The first-launch policy's decision, when the record has no level.
     let firstLaunch: FirstLaunchDecision?

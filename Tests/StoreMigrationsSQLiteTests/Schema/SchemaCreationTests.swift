@@ -104,6 +104,33 @@ import TestSupport
         #expect(try RawSQLite.rows(notes, at: url.path) == RawSQLite.rows(notes, at: replayed.path))
     }
 
+    @Test func aLongHistorysFingerprintsComputedAsideAreRecordedAndComparedByTheNextPlan() throws {
+        // 400 texts of about 150 bytes: enough for the fingerprints to be computed aside, on the
+        // table's own queue, while the creation's body runs (`FingerprintTable`).
+        func sql(_ index: Int, edited: Bool = false) -> String {
+            "CREATE TABLE t\(index)(id INTEGER PRIMARY KEY, name TEXT NOT NULL DEFAULT '', note TEXT\(edited ? ", extra TEXT" : ""))"
+                + String(repeating: " -- padding", count: 8)
+        }
+        func release(editing edited: Int? = nil) throws -> MigrationCoordinator {
+            let coordinator = MigrationCoordinator(appVersion: "401")
+            let library = try coordinator.manager("library", store: SQLiteStore(url: url))
+            for index in 1...400 { library.register(Version(index), sql: sql(index, edited: index == edited)) }
+            library.register("401", schema: [.table("note", primaryKey: ["id"], columns: [.column("id", .integer)])])
+            library.createNewDatabasesFromSchema(historyData: .notNeeded)
+            return coordinator
+        }
+        #expect(try release().run().succeeded)
+        let recorded = try history(at: url.path)
+        #expect(recorded.count == 401)
+        let fingerprints = Dictionary(uniqueKeysWithValues: recorded.map { ($0[0]!, $0[2]) })
+        let wrong = (1...400).filter { fingerprints["\($0)"] != MigrationFingerprint(of: sql($0)).rawValue }
+        #expect(wrong.isEmpty, "migrations recorded with another fingerprint than their text's")
+
+        let plan = try release(editing: 7).plan()
+        #expect(plan.managers.first?.changedFingerprints.map(\.migration.version) == ["7"])
+        #expect(plan.managers.first?.changedFingerprints.first?.current == MigrationFingerprint(of: sql(7, edited: true)))
+    }
+
     @Test func historyDataNotNeededLeavesTheTablesEmpty() throws {
         #expect(try release("2.0", historyData: .notNeeded).run().succeeded)
         #expect(try RawSQLite.strings("SELECT count(*) FROM note", at: url.path) == ["0"])

@@ -1,0 +1,100 @@
+import Dispatch
+import Foundation
+import Testing
+@testable import StoreMigrations
+
+@Suite struct FingerprintTableTests {
+    /// Texts that exercise what a fingerprint normalizes and pads: line endings in every
+    /// combination, text outside ASCII, the empty text, lengths either side of the 55/56-byte and
+    /// 64-byte padding boundaries, with migrations that have no fingerprint between them.
+    static let awkwardTexts: [String?] = (0..<701).map { position in
+        switch position % 9 {
+        case 0: return nil
+        case 1: return ""
+        case 2: return String(repeating: "a", count: 54 + position % 12)
+        case 3: return "CREATE TABLE t\(position) (id INTEGER);\r\nCREATE INDEX i\(position) ON t\(position)(id);\r\n"
+        case 4: return "line\rline\r\r\nline\n\r\(position)\r"
+        case 5: return "INSERT INTO notes VALUES ('café ☕ naïve 日本語 — 🦊 \(position)');"
+        case 6: return String(repeating: "é", count: 27 + position % 6)
+        case 7: return nil
+        default: return String(repeating: "SELECT \(position);\n", count: 1 + position % 40)
+        }
+    }
+
+    static func serialFingerprints(_ texts: [String?]) -> [MigrationFingerprint?] {
+        texts.map { $0.map(MigrationFingerprint.init(of:)) }
+    }
+
+    @Test(arguments: [1, 2, 3, 4, 7, 8, 64, 700, 701])
+    func chunkedFingerprintsEqualTheSerialOnesPositionByPosition(chunks: Int) {
+        let serial = Self.serialFingerprints(Self.awkwardTexts)
+        let chunked = FingerprintTable.fingerprints(of: Self.awkwardTexts, chunks: chunks)
+        #expect(chunked.count == serial.count)
+        if let position = serial.indices.first(where: { chunked[$0] != serial[$0] }) {
+            Issue.record("first difference at position \(position) of \(serial.count), in \(chunks) chunks")
+        }
+    }
+
+    @Test func aManagerWithManyTextsIsFingerprintedInChunksWithTheSerialValues() {
+        #expect(FingerprintTable.chunkCount(for: Self.awkwardTexts, processors: 8) > 1)
+        let options = Self.awkwardTexts.enumerated().map { position, text in
+            var options = MigrationOptions.named("migration \(position)")
+            options.fingerprint = text
+            return options
+        }
+        let labels = MigrationLabels(options)
+        #expect(labels.fingerprints.all == Self.serialFingerprints(Self.awkwardTexts))
+        #expect(labels[3].name == "migration 3")
+        #expect(labels[0].fingerprint == nil)
+    }
+
+    @Test func aTableComputedAsideIsReadPositionByPositionOnceComputed() {
+        let serial = Self.serialFingerprints(Self.awkwardTexts)
+        // Each reader waits for the table's own queue: read from many threads at once, first
+        // by position (the squash's records), then whole (the plan of a store with records).
+        for processors in [2, 8] {
+            let table = FingerprintTable(Self.awkwardTexts, processors: processors)
+            #expect(!table.isEmpty)
+            let readers = 16
+            let read = ReadPositions(count: readers)
+            DispatchQueue.concurrentPerform(iterations: readers) { reader in
+                let position = serial.count * reader / readers
+                read.set(reader, table[position] == serial[position])
+            }
+            #expect(read.all == Array(repeating: true, count: readers))
+            #expect(table.all == serial)
+        }
+    }
+
+    @Test func aTableWithoutTextsIsEmptyAndReadsNil() {
+        let table = FingerprintTable(Array(repeating: nil, count: 500))
+        #expect(table.isEmpty)
+        #expect(table[499] == nil)
+        #expect(table.all.isEmpty)
+    }
+
+    @Test func fewOrShortTextsStayOnTheCallingThreadAndChunksNeverOutnumberCores() {
+        let short: [String?] = Array(repeating: "CREATE TABLE t (id INTEGER);", count: 64)
+        #expect(FingerprintTable.chunkCount(for: short, processors: 8) == 1)
+        #expect(FingerprintTable.chunkCount(for: [], processors: 8) == 1)
+        #expect(FingerprintTable.chunkCount(for: Array(repeating: nil, count: 10_000), processors: 8) == 1)
+        let long: [String?] = Array(repeating: String(repeating: "x", count: 4096), count: 64)
+        #expect(FingerprintTable.chunkCount(for: long, processors: 1) == 1)
+        #expect(FingerprintTable.chunkCount(for: long, processors: 4) == 4)
+        #expect(FingerprintTable.chunkCount(for: long, processors: 64) == 16)
+        let fewHuge: [String?] = Array(repeating: String(repeating: "x", count: 1 << 20), count: 3)
+        #expect(FingerprintTable.chunkCount(for: fewHuge, processors: 8) == 3)
+    }
+}
+
+/// What each reader of ``FingerprintTableTests`` found, by reader.
+private final class ReadPositions: @unchecked Sendable {
+    // Unchecked: every access holds `lock`.
+    private let lock = NSLock()
+    private var found: [Bool]
+
+    init(count: Int) { found = Array(repeating: false, count: count) }
+
+    func set(_ reader: Int, _ value: Bool) { lock.withLock { found[reader] = value } }
+    var all: [Bool] { lock.withLock { found } }
+}
