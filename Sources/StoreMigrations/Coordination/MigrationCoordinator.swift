@@ -433,14 +433,14 @@ public final class MigrationCoordinator: @unchecked Sendable {
         var storeIsMissing: [Bool] = []
         var inputs: [PlanningInput] = []
         inputs.reserveCapacity(definitions.count)
-        for (position, definition) in definitions.enumerated() {
+        for definition in definitions {
             let index: Int
             if let known = storeIndex[definition.identity] {
                 index = known
             } else {
                 index = recordsByStore.count
                 storeIndex[definition.identity] = index
-                let records = try resources.map { try registered[position].readStoreRecords(reusing: $0) } ?? definition.readRecords()
+                let records = try definition.readRecords(resources)
                 recordsByStore.append(records)
                 storeIsMissing.append(records.isEmpty && !definition.storeExists())
             }

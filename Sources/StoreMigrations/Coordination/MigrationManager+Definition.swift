@@ -66,7 +66,7 @@ extension MigrationManager {
             postDeploy: options.indices.filter { options[$0].isPostDeploy }, labels: labels,
             newerStorePolicy: snapshot.newerStore, latePolicy: snapshot.late, fingerprintPolicy: snapshot.fingerprint,
             hasHook: !hooks.isEmpty,
-            readRecords: { [self] in try readStoreRecords() },
+            readRecords: { [self] resources in try readStoreRecords(reusing: resources) },
             storeExists: { store.exists },
             decideFirstLaunch: {
                 switch firstLaunch {

@@ -19,7 +19,9 @@ final class ManagerDefinition: Sendable {
     let latePolicy: LateMigrationPolicy
     let fingerprintPolicy: FingerprintPolicy
     let hasHook: Bool
-    let readRecords: @Sendable () throws -> [String: MigrationRecord]
+    /// Reads the store's records, with what a fleet's walk thread keeps for its next tenant when
+    /// given (``WorkerResources``) and the store can use it.
+    let readRecords: @Sendable (WorkerResources?) throws -> [String: MigrationRecord]
     /// Whether the store exists (``MigrationStore/exists``); asked only of stores without records.
     let storeExists: @Sendable () -> Bool
     /// The first-launch policy's decision; reads the store for ``FirstLaunchPolicy/decide(_:)``.
@@ -34,7 +36,7 @@ final class ManagerDefinition: Sendable {
         name: String, storeDescription: String, identity: StoreIdentity, isRebuildable: Bool,
         versions: [Version], dependencies: [[MigrationReference]], deferred: [Bool], postDeploy: [Int], labels: MigrationLabels,
         newerStorePolicy: NewerStorePolicy, latePolicy: LateMigrationPolicy, fingerprintPolicy: FingerprintPolicy, hasHook: Bool,
-        readRecords: @escaping @Sendable () throws -> [String: MigrationRecord],
+        readRecords: @escaping @Sendable (WorkerResources?) throws -> [String: MigrationRecord],
         storeExists: @escaping @Sendable () -> Bool,
         decideFirstLaunch: @escaping @Sendable () throws -> FirstLaunchDecision,
         resumable: [Bool], squashes: [SquashedMigration] = [],
