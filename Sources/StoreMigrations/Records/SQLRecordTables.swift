@@ -148,12 +148,9 @@ package struct SQLRecordTables: Sendable {
         _ new: [String: MigrationRecord], over old: [String: MigrationRecord], through connection: some SQLRecordConnection
     ) throws {
         let p = dialect.placeholder
-        // Written once for all the rows: a squash or a creation from the declared schema adds
-        // hundreds with it.
-        let insertHistory = """
-            INSERT INTO \(history)(manager, version, applied_at, duration_seconds, name, fingerprint)
-            VALUES (\(p(1)), \(p(2)), \(dialect.timestamp(p(3))), \(p(4)), \(p(5)), \(p(6)))
-            """
+        // Each text written once for all the rows: a squash or a creation from the declared
+        // schema adds hundreds with it.
+        var insertHistory: [Int: String] = [:]
         // The rows one step adds share its time: its timestamp is made once, not once a row.
         let now = Date()
         var lastTimestamp: (seconds: Double, argument: SQLRecordValue)?
@@ -188,19 +185,28 @@ package struct SQLRecordTables: Sendable {
                     "DELETE FROM \(history) WHERE manager = \(p(1)) AND version = \(p(2))",
                     [.text(manager), .text(migration.version.description)])
             }
-            // One array of arguments for all the rows, refilled in place: the connection has let
-            // go of it when each row returns.
-            var row: [SQLRecordValue] = []
-            row.reserveCapacity(6)
-            for migration in added {
-                row.removeAll(keepingCapacity: true)
-                row.append(.text(manager))
-                row.append(.text(migration.version.description))
-                row.append(timestamp(migration.appliedAt))
-                row.append(.real(migration.duration ?? 0))
-                row.append(migration.name.map { .text($0) } ?? .null)
-                row.append(migration.fingerprint.map { .text($0.rawValue) } ?? .null)
-                try connection.executeRecordStatement(insertHistory, row)
+            // Several rows a statement, in runs of a power of two of them: a statement run costs
+            // SQLite (and PostgreSQL a round trip) more than a row, and the few sizes are each
+            // compiled once. One array of arguments for all the runs, refilled in place: the
+            // connection has let go of it when each run returns.
+            var rows: [SQLRecordValue] = []
+            rows.reserveCapacity(Self.columnsPerHistoryRow * min(added.count, Self.historyRowsPerInsert))
+            var start = 0
+            while start < added.count {
+                let count = Self.historyRowsPerInsert(remaining: added.count - start)
+                rows.removeAll(keepingCapacity: true)
+                for migration in added[start..<(start + count)] {
+                    rows.append(.text(manager))
+                    rows.append(.text(migration.version.description))
+                    rows.append(timestamp(migration.appliedAt))
+                    rows.append(.real(migration.duration ?? 0))
+                    rows.append(migration.name.map { .text($0) } ?? .null)
+                    rows.append(migration.fingerprint.map { .text($0.rawValue) } ?? .null)
+                }
+                let insert = insertHistory[count] ?? insertHistoryStatement(rows: count)
+                insertHistory[count] = insert
+                try connection.executeRecordStatement(insert, rows)
+                start += count
             }
             for migration in relabelled {
                 try connection.executeRecordStatement(
@@ -211,6 +217,31 @@ package struct SQLRecordTables: Sendable {
                     ])
             }
         }
+    }
+
+    /// The history's columns a row binds, and the most rows one `INSERT` writes: 32 rows of 6
+    /// parameters stay far below SQLite's and PostgreSQL's limits on parameters.
+    static let columnsPerHistoryRow = 6
+    static let historyRowsPerInsert = 32
+
+    /// How many of `remaining` rows the next `INSERT` writes: the largest power of two that fits,
+    /// at most ``historyRowsPerInsert``.
+    static func historyRowsPerInsert(remaining: Int) -> Int {
+        var count = historyRowsPerInsert
+        while count > remaining { count /= 2 }
+        return count
+    }
+
+    /// The `INSERT` of `rows` history rows, their parameters numbered on from the first row's.
+    func insertHistoryStatement(rows: Int) -> String {
+        let p = dialect.placeholder
+        let values = (0..<rows).map { row in
+            let first = row * Self.columnsPerHistoryRow
+            return "(\(p(first + 1)), \(p(first + 2)), \(dialect.timestamp(p(first + 3))), \(p(first + 4)), "
+                + "\(p(first + 5)), \(p(first + 6)))"
+        }
+        return "INSERT INTO \(history)(manager, version, applied_at, duration_seconds, name, fingerprint)\nVALUES "
+            + values.joined(separator: ", ")
     }
 
     /// The migrations of `old` whose version is not in `new`, those of `new` whose version is not

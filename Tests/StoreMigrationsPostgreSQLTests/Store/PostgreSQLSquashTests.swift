@@ -49,6 +49,26 @@ import TestSupport
         #expect(try database.record(of: "service").history == ["1.0", "1.1", "1.2"])
     }
 
+    @Test func aLongSquashRecordsEveryReplacedMigrationThroughInsertsOfManyRows() throws {
+        // 70 rows: inserts of 32, 32, 4 and 2 rows, each row's parameters numbered on.
+        let coordinator = MigrationCoordinator(appVersion: "70")
+        let service = try coordinator.manager("service", store: database.store())
+        for index in 1...70 {
+            service.register(Version(index), options: .named("step \(index)", fingerprint: "text \(index)")) { _ in }
+        }
+        service.squash(from: "1", through: "70", options: .named("all of it")) { db in
+            try db.execute("CREATE TABLE squashed(id int)")
+        }
+        #expect(try coordinator.run().steps.map(\.id.description) == ["service:squash@70"])
+        let record = try #require(try record())
+        #expect(record.applied.map(\.version) == (1...70).map { Version($0) })
+        #expect(record.applied.map(\.name) == (1...70).map { "step \($0)" })
+        #expect(record.applied.map(\.fingerprint) == (1...70).map { MigrationFingerprint(of: "text \($0)") })
+        let ids = try database.connect().scalar(
+            "SELECT string_agg(version, ',' ORDER BY id) FROM store_migrations_history WHERE manager = 'service'", as: String.self)
+        #expect(ids == (1...70).map(String.init).joined(separator: ","), "rows inserted in version order")
+    }
+
     @Test func aDatabasePartWayRunsTheReplacedMigrationsLeft() throws {
         #expect(try release("1.0", squash: false).run().succeeded)
         let report = try release("1.2").run()

@@ -48,6 +48,35 @@ import TestSupport
         ])
     }
 
+    @Test func manyNewRowsGoInInsertsOfAPowerOfTwoRowsEachInVersionOrder() throws {
+        final class Inserts: SQLRecordConnection {
+            var runs: [(sql: String, versions: [String])] = []
+            func executeRecordStatement(_ sql: String, _ arguments: [SQLRecordValue]) throws {
+                guard sql.hasPrefix("INSERT INTO s.history") else { return }
+                let versions = stride(from: 1, to: arguments.count, by: SQLRecordTables.columnsPerHistoryRow).map { index in
+                    guard case .text(let version) = arguments[index] else { return "?" }
+                    return version
+                }
+                runs.append((sql, versions))
+            }
+        }
+        let inserts = Inserts()
+        let versions = (1...70).map { Version($0) }
+        try Self.postgreSQL.write(
+            ["library": MigrationRecord(applied: versions.map { AppliedMigration(version: $0) })], over: [:], through: inserts)
+        #expect(inserts.runs.map(\.versions.count) == [32, 32, 4, 2])
+        #expect(inserts.runs.flatMap(\.versions) == versions.map(\.description))
+        let two = try #require(inserts.runs.last?.sql)
+        #expect(two == """
+            INSERT INTO s.history(manager, version, applied_at, duration_seconds, name, fingerprint)
+            VALUES ($1, $2, to_timestamp($3), $4, $5, $6), ($7, $8, to_timestamp($9), $10, $11, $12)
+            """)
+        #expect(inserts.runs[0].sql.hasSuffix("($187, $188, to_timestamp($189), $190, $191, $192)"))
+        #expect(SQLRecordTables.historyRowsPerInsert(remaining: 1) == 1)
+        #expect(SQLRecordTables.historyRowsPerInsert(remaining: 31) == 16)
+        #expect(SQLRecordTables.historyRowsPerInsert(remaining: 500) == 32)
+    }
+
     @Test func unchangedManagersWriteNothingAndForgottenOnesAreDeleted() throws {
         let log = StatementLog()
         let kept = MigrationRecord(applied: Self.applied("1"))
