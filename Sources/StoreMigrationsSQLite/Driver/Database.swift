@@ -327,7 +327,9 @@ public final class Database {
 
     /// `identifier` quoted for SQL: `my "table"` becomes `"my ""table"""`.
     static func quoted(_ identifier: String) -> String {
-        "\"" + identifier.escapingASCII("\"", with: "\"") + "\""
+        var sql = SQLText()
+        sql.appendQuoted(identifier)
+        return sql.text
     }
 }
 

@@ -14,32 +14,6 @@ extension DeclaredSchema {
     }
 }
 
-/// SQL text being written, as UTF-8 bytes: appending a string's bytes to an array is a copy,
-/// where appending it to a string goes through the string's general-purpose append.
-struct SQLText {
-    private var bytes: [UInt8] = []
-
-    var text: String { String(decoding: bytes, as: UTF8.self) }
-
-    static func += (sql: inout SQLText, text: String) {
-        sql.bytes.append(contentsOf: text.utf8)
-    }
-
-    /// Appends `name` as `Database.quoted(_:)` writes it.
-    mutating func appendQuoted(_ name: String) {
-        bytes.append(UInt8(ascii: "\""))
-        bytes.append(contentsOf: name.escapingASCII("\"", with: "\"").utf8)
-        bytes.append(UInt8(ascii: "\""))
-    }
-
-    mutating func appendQuotedList(_ names: [String]) {
-        for (position, name) in names.enumerated() {
-            if position > 0 { self += ", " }
-            appendQuoted(name)
-        }
-    }
-}
-
 extension DeclaredSchema.Table {
     /// The `CREATE TABLE` statement.
     var createSQL: String {
