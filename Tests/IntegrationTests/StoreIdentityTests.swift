@@ -57,6 +57,13 @@ import Glibc
         #expect(missing.kind == "path")
         #expect(StoreIdentity.file(link.appendingPathComponent("new/missing.sqlite")) == missing)
         #expect(StoreIdentity.file(real.appendingPathComponent("new/other.sqlite")) != missing)
+        let realFolder = try #require(realpath(real.path, nil).map { pointer in
+            defer { free(pointer) }
+            return String(cString: pointer)
+        })
+        #expect(missing.value == realFolder + "/new/missing.sqlite")
+        #expect(StoreIdentity.file(URL(fileURLWithPath: "/store-migrations-missing-\(getpid())/a.sqlite")).value
+            == "/store-migrations-missing-\(getpid())/a.sqlite", "missing from the root")
 
         // Two objects of one store type for one file, and two objects of an in-memory store.
         #expect(SQLiteStore(url: a).identity == SQLiteStore(url: fileLink).identity)

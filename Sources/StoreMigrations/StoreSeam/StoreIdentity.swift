@@ -67,18 +67,26 @@ public struct StoreIdentity: Sendable, Hashable, CustomStringConvertible {
     /// appended as it is. File stores lock and replace the file this names, so that a store
     /// reached through a link locks and writes the same file as one given the real path.
     static func resolvingSymbolicLinks(_ url: URL) -> URL {
-        var existing = standardizedPath(of: url)
-        var missing: [String] = []
-        while existing != "/", !existing.isEmpty, access(existing, F_OK) != 0 {
-            missing.insert((existing as NSString).lastPathComponent, at: 0)
-            existing = (existing as NSString).deletingLastPathComponent
+        // The standardized path is absolute, without `//` or a trailing `/`: its parents are its
+        // prefixes before each `/`, cut without `NSString`'s path methods or a search and
+        // replace through Foundation, which cost a new store's plan more than the rest of it.
+        let path = standardizedPath(of: url)
+        var existing = path[...]
+        while existing != "/", !existing.isEmpty, access(String(existing), F_OK) != 0 {
+            guard let slash = existing.lastIndex(of: "/") else {
+                existing = existing[existing.startIndex..<existing.startIndex]
+                break
+            }
+            existing = slash == existing.startIndex ? existing[...slash] : existing[..<slash]
         }
-        let resolved = realpath(existing, nil).map { pointer in
+        var missing = path[existing.endIndex...]
+        let resolved = realpath(String(existing), nil).map { pointer in
             defer { free(pointer) }
             return String(cString: pointer)
-        } ?? existing
-        let path = ([resolved] + missing).joined(separator: "/").replacingOccurrences(of: "//", with: "/")
-        return URL(fileURLWithPath: path)
+        } ?? String(existing)
+        if resolved.hasSuffix("/"), missing.hasPrefix("/") { missing = missing.dropFirst() }
+        let separator = resolved.hasSuffix("/") || missing.hasPrefix("/") || missing.isEmpty ? "" : "/"
+        return URL(fileURLWithPath: resolved + separator + missing)
     }
 
     /// `url.standardizedFileURL.path`. A file URL's absolute path that standardizing would
