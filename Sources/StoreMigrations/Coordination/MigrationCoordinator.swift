@@ -386,6 +386,12 @@ public final class MigrationCoordinator: @unchecked Sendable {
             completion(.failure(error))
             return
         }
+        // The steps record their migrations' fingerprints after their bodies: those the plan did
+        // not read (a new store's) are computed while the first body runs.
+        for (manager, plan) in zip(planned.managers, planned.executable.plan.managers)
+        where plan.name == manager.name && !plan.pending.isEmpty {
+            manager.labels.fingerprints.computeAside()
+        }
         let runPhase: MigrationRun.Phase
         switch phase {
         case .launch(let budget): runPhase = .launch(deadline: budget.map { clockStart + $0 })

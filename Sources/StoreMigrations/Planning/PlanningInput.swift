@@ -14,7 +14,7 @@ struct PlanningInput: Sendable {
     /// By position, each migration's name; empty when none has one.
     let names: [String?]
     /// By position, each migration's fingerprint; empty when none has one. Read only for the
-    /// migrations the record holds, so that a new store's plan does not wait for them.
+    /// migrations the record holds, so that a new store's plan computes none.
     let fingerprints: FingerprintTable
     let fingerprintPolicy: FingerprintPolicy
     /// The first-launch policy's decision, when the record has no level.

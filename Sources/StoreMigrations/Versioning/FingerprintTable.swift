@@ -2,23 +2,28 @@ import Dispatch
 import Foundation
 
 /// A manager's fingerprints by position (ascending version), computed from its registrations'
-/// texts once per plan or run.
+/// texts at most once per plan or run, when first read or when a run starts them aside.
 ///
-/// Few or short texts are fingerprinted as the table is made. Enough text to be worth other
-/// threads (two chunks of ``bytesPerChunk`` at least: hundreds of migrations, or a declared
-/// schema's statements) is fingerprinted on a queue of the table's own, in chunks on the
-/// machine's cores, and a reader waits for it only when it reads a fingerprint. A launch that
-/// needs them at once (a store with migrations applied, whose recorded fingerprints the plan
-/// compares) waits as long as computing them in place would take; a new store's first step
-/// reads them only to record them, after its body, so they are computed while the body runs
-/// (see BENCHMARKS.md, creation from the declared schema).
+/// A plan reads the fingerprints of the migrations a store has applied, so a launch that upgrades
+/// a store computes them as it plans, on the machine's cores when there is enough text
+/// (``chunkCount(for:processors:)``), as before. A new store's plan reads none: its run starts
+/// them on a queue of the table's own (``computeAside()``) and its first step reads them only to
+/// record them, after its body, so they are computed while the body runs (see BENCHMARKS.md,
+/// creation from the declared schema). A plan that is never run computes none.
 final class FingerprintTable: @unchecked Sendable {
-    // Unchecked: `values` is written once, by `queue`'s block before it leaves `computed`, or by
-    // the initializer when there is no block; it is read only after waiting on `computed`, which
-    // orders that write before every read.
-    private var values: [MigrationFingerprint?] = []
-    private let computed = DispatchGroup()
-    /// Whether no migration has a fingerprint: the table then holds nothing to wait for.
+    private enum State {
+        case pending
+        case computing
+        case computed([MigrationFingerprint?])
+    }
+
+    // Unchecked: `state` is read and written holding `condition`, whose broadcast wakes the
+    // readers waiting for a computation another thread is running.
+    private let condition = NSCondition()
+    private var state = State.pending
+    private let texts: [String?]
+    private let chunks: Int
+    /// Whether no migration has a fingerprint: the table then holds nothing to compute.
     let isEmpty: Bool
 
     /// The text, in bytes, a chunk of fingerprints must hold to be worth handing to another
@@ -26,35 +31,63 @@ final class FingerprintTable: @unchecked Sendable {
     static let bytesPerChunk = 16 * 1024
     static let costPerText = 64
 
-    /// Starts fingerprinting `texts` (`nil` for a migration without a fingerprint): in place
-    /// when one chunk holds them, else on a queue of the table's own in as many chunks as
-    /// ``chunkCount(for:processors:)`` gives for `processors` cores.
+    /// The fingerprints of `texts` (`nil` for a migration without one), to be computed in as many
+    /// chunks as ``chunkCount(for:processors:)`` gives for `processors` cores.
     init(_ texts: [String?], processors: Int = ProcessInfo.processInfo.activeProcessorCount) {
         isEmpty = !texts.contains { $0 != nil }
-        guard !isEmpty else { return }
-        let chunks = Self.chunkCount(for: texts, processors: processors)
-        guard chunks > 1 else {
-            values = Self.fingerprints(of: texts, chunks: 1)
+        self.texts = isEmpty ? [] : texts
+        chunks = isEmpty ? 1 : Self.chunkCount(for: texts, processors: processors)
+    }
+
+    /// Starts computing the fingerprints on a queue of the table's own, unless they are few
+    /// enough for one chunk or a reader already started them: for a run whose steps record them
+    /// after their bodies.
+    func computeAside() {
+        guard !isEmpty, chunks > 1 else { return }
+        condition.lock()
+        guard case .pending = state else {
+            condition.unlock()
             return
         }
-        computed.enter()
+        state = .computing
+        condition.unlock()
         DispatchQueue(label: "StoreMigrations.FingerprintTable").async { [self] in
-            values = Self.fingerprints(of: texts, chunks: chunks)
-            computed.leave()
+            finish(Self.fingerprints(of: texts, chunks: chunks))
         }
     }
 
-    /// Every fingerprint by position, once computed; empty when ``isEmpty``.
+    /// Every fingerprint by position, computed now unless another thread is computing them, in
+    /// which case it waits for them; empty when ``isEmpty``.
     var all: [MigrationFingerprint?] {
-        computed.wait()
-        return values
+        guard !isEmpty else { return [] }
+        condition.lock()
+        while true {
+            switch state {
+            case .computed(let values):
+                condition.unlock()
+                return values
+            case .computing:
+                condition.wait()
+            case .pending:
+                state = .computing
+                condition.unlock()
+                let values = Self.fingerprints(of: texts, chunks: chunks)
+                finish(values)
+                return values
+            }
+        }
     }
 
-    /// The fingerprint of the migration at `position`, once computed; `nil` when it has none.
+    /// The fingerprint of the migration at `position`; `nil` when it has none.
     subscript(position: Int) -> MigrationFingerprint? {
-        guard !isEmpty else { return nil }
-        computed.wait()
-        return values[position]
+        isEmpty ? nil : all[position]
+    }
+
+    private func finish(_ values: [MigrationFingerprint?]) {
+        condition.lock()
+        state = .computed(values)
+        condition.broadcast()
+        condition.unlock()
     }
 
     /// How many contiguous chunks `texts`' fingerprints are computed in: one (on the calling

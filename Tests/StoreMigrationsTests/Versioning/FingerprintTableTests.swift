@@ -48,13 +48,16 @@ import Testing
         #expect(labels[0].fingerprint == nil)
     }
 
-    @Test func aTableComputedAsideIsReadPositionByPositionOnceComputed() {
+    @Test(arguments: [true, false])
+    func aTableIsComputedOnceWhetherAsideOrByItsFirstReaderAndReadByAllOnceComputed(aside: Bool) {
         let serial = Self.serialFingerprints(Self.awkwardTexts)
-        // Each reader waits for the table's own queue: read from many threads at once, first
-        // by position (the squash's records), then whole (the plan of a store with records).
+        // Read from many threads at once, first by position (a squash's records), then whole (the
+        // plan of a store with records): computed aside, each reader waits for the table's queue;
+        // else the first reader computes them and the others wait for it.
         for processors in [2, 8] {
             let table = FingerprintTable(Self.awkwardTexts, processors: processors)
             #expect(!table.isEmpty)
+            if aside { table.computeAside() }
             let readers = 16
             let read = ReadPositions(count: readers)
             DispatchQueue.concurrentPerform(iterations: readers) { reader in
@@ -63,6 +66,8 @@ import Testing
             }
             #expect(read.all == Array(repeating: true, count: readers))
             #expect(table.all == serial)
+            table.computeAside()
+            #expect(table.all == serial, "computed once: a later start aside changes nothing")
         }
     }
 
