@@ -41,7 +41,7 @@ final class FingerprintTable: @unchecked Sendable {
 
     /// Starts computing the fingerprints on a queue of the table's own, unless they are few
     /// enough for one chunk or a reader already started them: for a run whose steps record them
-    /// after their bodies.
+    /// after their bodies. In one chunk: the run's step has the other core.
     func computeAside() {
         guard !isEmpty, chunks > 1 else { return }
         condition.lock()
@@ -52,7 +52,7 @@ final class FingerprintTable: @unchecked Sendable {
         state = .computing
         condition.unlock()
         DispatchQueue(label: "StoreMigrations.FingerprintTable").async { [self] in
-            finish(Self.fingerprints(of: texts, chunks: chunks))
+            finish(Self.fingerprints(of: texts, chunks: 1))
         }
     }
 
