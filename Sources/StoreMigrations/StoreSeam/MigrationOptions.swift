@@ -28,6 +28,27 @@ public protocol MigrationOption {
 /// the options they are called on with one more set.
 public struct MigrationOptions: Sendable {
     private var values: [ObjectIdentifier: any Sendable] = [:]
+    /// Which of the options every plan asks of every migration are set: a lookup by kind costs a
+    /// hash and a dynamic cast, which a plan of hundreds of migrations paid for each one's name
+    /// and post-deploy mark even when none had either (Benchmarks/BENCHMARKS.md).
+    private var marks = Marks()
+
+    private struct Marks: OptionSet {
+        let rawValue: UInt8
+        static let name = Marks(rawValue: 1)
+        static let fingerprint = Marks(rawValue: 2)
+        static let postDeploy = Marks(rawValue: 4)
+
+        /// The mark of `option` set to `value`, if it is one of the marked options.
+        static func of<Option: MigrationOption>(_ option: Option.Type, _ value: Option.Value?) -> (mark: Marks, isSet: Bool)? {
+            switch ObjectIdentifier(option) {
+            case ObjectIdentifier(NameOption.self): return (.name, value != nil)
+            case ObjectIdentifier(FingerprintOption.self): return (.fingerprint, value != nil)
+            case ObjectIdentifier(PostDeployMigration.self): return (.postDeploy, value as? Bool == true)
+            default: return nil
+            }
+        }
+    }
 
     /// What the migration does, in a few words, for people reading plans, reports, events,
     /// histories and errors: `library@1.1 (add guids to events)`. Stores that keep a history
@@ -36,7 +57,7 @@ public struct MigrationOptions: Sendable {
     /// Kept among the options by kind, as the fingerprint is: a launch registers many migrations,
     /// and options of one word copy and free for less than fields of their own.
     public var name: String? {
-        get { isEmpty ? nil : self[NameOption.self] }
+        get { marks.contains(.name) ? self[NameOption.self] : nil }
         set { self[NameOption.self] = newValue }
     }
 
@@ -45,7 +66,7 @@ public struct MigrationOptions: Sendable {
     /// SQL migrations set it to their SQL. A plan reports an applied migration whose fingerprint
     /// differs from the one recorded when it ran (``MigrationManager/fingerprintPolicy``).
     public var fingerprint: String? {
-        get { isEmpty ? nil : self[FingerprintOption.self] }
+        get { marks.contains(.fingerprint) ? self[FingerprintOption.self] : nil }
         set { self[FingerprintOption.self] = newValue }
     }
 
@@ -81,8 +102,16 @@ public struct MigrationOptions: Sendable {
     /// The value of `option`, or `nil` when the migration leaves it to the store.
     public subscript<Option: MigrationOption>(_ option: Option.Type) -> Option.Value? {
         get { values[ObjectIdentifier(option)] as? Option.Value }
-        set { values[ObjectIdentifier(option)] = newValue }
+        set {
+            values[ObjectIdentifier(option)] = newValue
+            if let (mark, isSet) = Marks.of(option, newValue) {
+                if isSet { marks.insert(mark) } else { marks.remove(mark) }
+            }
+        }
     }
+
+    /// Whether the options mark a post-deploy migration (``PostDeployMigration``).
+    var isPostDeploy: Bool { marks.contains(.postDeploy) }
 
     /// Whether no option is set, name and fingerprint included.
     public var isEmpty: Bool { values.isEmpty }

@@ -35,7 +35,4 @@ extension MigrationOptions {
     public static var postDeploy: MigrationOptions { MigrationOptions(PostDeployMigration.self, true) }
     /// These options, marking a post-deploy migration too: `.named("drop legacy_ref").postDeploy`.
     public var postDeploy: MigrationOptions { setting(PostDeployMigration.self, true) }
-
-    /// Whether the options mark a post-deploy migration.
-    var isPostDeploy: Bool { !isEmpty && self[PostDeployMigration.self] == true }
 }
