@@ -3,7 +3,9 @@ import Foundation
 extension MigrationManager {
     /// Registers the migration to `version` as SQL text that `execute` runs on the store's
     /// content, fingerprinted by the text unless `options` gives a fingerprint: the one
-    /// implementation behind the SQL stores' `register(_:dependsOn:options:sql:)`.
+    /// implementation behind the SQL stores' `register(_:dependsOn:options:sql:)`. Inlinable, as
+    /// registering is, so that the store products' calls are specialized for their store types.
+    @inlinable
     package func register(
         _ version: Version, dependsOn dependencies: [MigrationReference], transaction: TransactionMode = .transactional,
         options: MigrationOptions, sql: String, execute: @escaping @Sendable (Store.Content, String) throws -> Void
