@@ -41,7 +41,8 @@ final class FingerprintTable: @unchecked Sendable {
 
     /// Starts computing the fingerprints on a queue of the table's own, unless they are few
     /// enough for one chunk or a reader already started them: for a run whose steps record them
-    /// after their bodies. In one chunk: the run's step has the other core.
+    /// after their bodies. In as many chunks as a reader would: in one, a creation from the
+    /// declared schema took longer (Benchmarks/BENCHMARKS.md).
     func computeAside() {
         guard !isEmpty, chunks > 1 else { return }
         condition.lock()
@@ -52,7 +53,7 @@ final class FingerprintTable: @unchecked Sendable {
         state = .computing
         condition.unlock()
         DispatchQueue(label: "StoreMigrations.FingerprintTable").async { [self] in
-            finish(Self.fingerprints(of: texts, chunks: 1))
+            finish(Self.fingerprints(of: texts, chunks: chunks))
         }
     }
 
