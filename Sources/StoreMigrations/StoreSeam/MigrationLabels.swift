@@ -16,8 +16,8 @@ struct MigrationLabels: Sendable {
         fingerprints = FingerprintTable(options.map(\.fingerprint))
     }
 
-    /// The migration at `position`'s name and fingerprint, waiting for the fingerprints when
-    /// they are still being computed.
+    /// The migration at `position`'s name and fingerprint: the fingerprints are computed by the
+    /// first read, or waited for while another thread computes them.
     subscript(position: Int) -> MigrationLabel {
         MigrationLabel(name: names.isEmpty ? nil : names[position], fingerprint: fingerprints[position])
     }

@@ -69,7 +69,7 @@ public struct StoreIdentity: Sendable, Hashable, CustomStringConvertible {
     static func resolvingSymbolicLinks(_ url: URL) -> URL {
         // The standardized path is absolute, without `//` or a trailing `/`: its parents are its
         // prefixes before each `/`, cut without `NSString`'s path methods or a search and
-        // replace through Foundation, which cost a new store's plan more than the rest of it.
+        // replace through Foundation, a visible part of a new store's plan (BENCHMARKS.md).
         let path = standardizedPath(of: url)
         var existing = path[...]
         while existing != "/", !existing.isEmpty, access(String(existing), F_OK) != 0 {
