@@ -13,6 +13,10 @@ import Foundation
 final class FingerprintTable: @unchecked Sendable {
     private enum State {
         case pending
+        /// Handed to the table's queue, whose block has not started: a reader takes the work
+        /// over rather than wait for a thread the block may never get while every worker of the
+        /// pool waits for a table of its own.
+        case queued
         case computing
         case computed([MigrationFingerprint?])
     }
@@ -39,26 +43,40 @@ final class FingerprintTable: @unchecked Sendable {
         chunks = isEmpty ? 1 : Self.chunkCount(for: texts, processors: processors)
     }
 
-    /// Starts computing the fingerprints on a queue of the table's own, unless they are few
+    /// Starts computing the fingerprints on `queue`, the table's own, unless they are few
     /// enough for one chunk or a reader already started them: for a run whose steps record them
     /// after their bodies. In as many chunks as a reader would: in one, a creation from the
     /// declared schema took longer (Benchmarks/BENCHMARKS.md).
-    func computeAside() {
+    func computeAside(on queue: DispatchQueue = DispatchQueue(label: "StoreMigrations.FingerprintTable")) {
         guard !isEmpty, chunks > 1 else { return }
         condition.lock()
         guard case .pending = state else {
             condition.unlock()
             return
         }
-        state = .computing
+        state = .queued
         condition.unlock()
-        DispatchQueue(label: "StoreMigrations.FingerprintTable").async { [self] in
-            finish(Self.fingerprints(of: texts, chunks: chunks))
+        queue.async { [self] in
+            if claim() { finish(Self.fingerprints(of: texts, chunks: chunks)) }
+        }
+    }
+
+    /// Whether the caller takes the computation of the fingerprints on: none started it yet.
+    private func claim() -> Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        switch state {
+        case .pending, .queued:
+            state = .computing
+            return true
+        case .computing, .computed:
+            return false
         }
     }
 
     /// Every fingerprint by position, computed now unless another thread is computing them, in
-    /// which case it waits for them; empty when ``isEmpty``.
+    /// which case it waits for them (never for a queued block that has not started); empty when
+    /// ``isEmpty``.
     var all: [MigrationFingerprint?] {
         guard !isEmpty else { return [] }
         condition.lock()
@@ -69,7 +87,7 @@ final class FingerprintTable: @unchecked Sendable {
                 return values
             case .computing:
                 condition.wait()
-            case .pending:
+            case .pending, .queued:
                 state = .computing
                 condition.unlock()
                 let values = Self.fingerprints(of: texts, chunks: chunks)

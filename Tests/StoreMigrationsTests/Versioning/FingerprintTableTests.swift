@@ -71,6 +71,33 @@ import Testing
         }
     }
 
+    @Test func aReaderTakesOverAComputationWhoseQueueHasNotStartedIt() {
+        // Every worker of the pool may be waiting for a table of its own: a reader never waits
+        // for a block that has not started. The queue is held until the read returns, within a
+        // generous bound; past it, the test fails and lets the queue go.
+        let serial = Self.serialFingerprints(Self.awkwardTexts)
+        let queue = DispatchQueue(label: "held")
+        queue.suspend()
+        let table = FingerprintTable(Self.awkwardTexts, processors: 2)
+        table.computeAside(on: queue)
+        let read = ReadPositions(count: 1)
+        let done = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            read.set(0, table.all == serial)
+            done.signal()
+        }
+        if done.wait(timeout: .now() + 60) == .timedOut {
+            Issue.record("the reader waited for the queued block")
+            queue.resume()
+            done.wait()
+        } else {
+            queue.resume()
+        }
+        #expect(read.all == [true])
+        queue.sync {}
+        #expect(table.all == serial, "the late block changed nothing")
+    }
+
     @Test func aTableWithoutTextsIsEmptyAndReadsNil() {
         let table = FingerprintTable(Array(repeating: nil, count: 500))
         #expect(table.isEmpty)
