@@ -313,8 +313,7 @@ public final class SQLiteStore: MigrationStore, @unchecked Sendable {
             defer { relaxedSync?.end(db, finishingStep: finishesStep) }
 
             return try inWriteTransaction(db) {
-                try upgradeStoreTables(db)
-                let before = try records(in: db)
+                let before = try recordsUpgradingTables(db)
                 var records = before
                 // The body gets its own reference: reassigning it cannot swap the store's connection.
                 var content = db
@@ -350,10 +349,7 @@ public final class SQLiteStore: MigrationStore, @unchecked Sendable {
                 url: URL(fileURLWithPath: path + ".migration-lock"), store: description,
                 timeout: .milliseconds(Int((max(0, busyTimeout) * 1_000).rounded())), waiting: request)
             defer { held.unlock() }
-            let before = try inWriteTransaction(db) {
-                try upgradeStoreTables(db)
-                return try self.records(in: db)
-            }
+            let before = try inWriteTransaction(db) { try recordsUpgradingTables(db) }
             var changed = before
             var content = db
             // No authorizer here: SQLite runs VACUUM as transaction statements of its own, which
@@ -594,6 +590,17 @@ public final class SQLiteStore: MigrationStore, @unchecked Sendable {
 
     private func createStoreTables(_ db: Database) throws {
         try db.execute(Self.recordTables.createStatements.joined(separator: ";\n"))
+    }
+
+    /// The records, read in the caller's write transaction once the record tables have the
+    /// columns this release writes. The records statement of this release compiles on nearly
+    /// every step's tables (all but those of the first step after the library is upgraded), so
+    /// only tables it does not compile on are asked which columns they lack: asking is a
+    /// statement over two table-valued pragmas, which every step compiled when it was asked first.
+    private func recordsUpgradingTables(_ db: Database) throws -> [String: MigrationRecord] {
+        if let records = try currentRecords(in: db) { return records }
+        try upgradeStoreTables(db)
+        return try records(in: db)
     }
 
     /// Gives record tables written by an earlier release the columns this one writes
