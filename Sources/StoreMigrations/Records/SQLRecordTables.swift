@@ -219,10 +219,12 @@ package struct SQLRecordTables: Sendable {
         }
     }
 
-    /// The history's columns a row binds, and the most rows one `INSERT` writes: 32 rows of 6
+    /// The history's columns a row binds, and the most rows one `INSERT` writes. SQLite compiles
+    /// each row of a `VALUES` list into code of its own, so the longest statement costs more to
+    /// compile than its fewer runs save past 16 rows (Benchmarks/BENCHMARKS.md); 16 rows of 6
     /// parameters stay far below SQLite's and PostgreSQL's limits on parameters.
     static let columnsPerHistoryRow = 6
-    static let historyRowsPerInsert = 32
+    static let historyRowsPerInsert = 16
 
     /// How many of `remaining` rows the next `INSERT` writes: the largest power of two that fits,
     /// at most ``historyRowsPerInsert``.

@@ -64,17 +64,17 @@ import TestSupport
         let versions = (1...70).map { Version($0) }
         try Self.postgreSQL.write(
             ["library": MigrationRecord(applied: versions.map { AppliedMigration(version: $0) })], over: [:], through: inserts)
-        #expect(inserts.runs.map(\.versions.count) == [32, 32, 4, 2])
+        #expect(inserts.runs.map(\.versions.count) == [16, 16, 16, 16, 4, 2])
         #expect(inserts.runs.flatMap(\.versions) == versions.map(\.description))
         let two = try #require(inserts.runs.last?.sql)
         #expect(two == """
             INSERT INTO s.history(manager, version, applied_at, duration_seconds, name, fingerprint)
             VALUES ($1, $2, to_timestamp($3), $4, $5, $6), ($7, $8, to_timestamp($9), $10, $11, $12)
             """)
-        #expect(inserts.runs[0].sql.hasSuffix("($187, $188, to_timestamp($189), $190, $191, $192)"))
+        #expect(inserts.runs[0].sql.hasSuffix("($91, $92, to_timestamp($93), $94, $95, $96)"))
         #expect(SQLRecordTables.historyRowsPerInsert(remaining: 1) == 1)
         #expect(SQLRecordTables.historyRowsPerInsert(remaining: 31) == 16)
-        #expect(SQLRecordTables.historyRowsPerInsert(remaining: 500) == 32)
+        #expect(SQLRecordTables.historyRowsPerInsert(remaining: 500) == 16)
     }
 
     @Test func unchangedManagersWriteNothingAndForgottenOnesAreDeleted() throws {
