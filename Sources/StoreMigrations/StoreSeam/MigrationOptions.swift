@@ -28,37 +28,38 @@ public protocol MigrationOption {
 /// the options they are called on with one more set.
 public struct MigrationOptions: Sendable {
     private var values: [ObjectIdentifier: any Sendable] = [:]
-    /// Which of the options every plan asks of every migration are set: a lookup by kind costs a
-    /// hash and a dynamic cast, which a plan of hundreds of migrations paid for each one's name
-    /// and post-deploy mark even when none had either (Benchmarks/BENCHMARKS.md).
-    private var marks = Marks()
+    /// The name and the fingerprint's text, in one box of their own rather than among the
+    /// options by kind: a launch registers many migrations, and the SQL stores give every one a
+    /// fingerprint, which cost a dictionary made and hashed into at each registration (about
+    /// 1k instructions) where a box is one allocation; one word still copies and frees for less
+    /// than two strings would.
+    private var labels: Labels?
+    /// Whether the options mark a post-deploy migration (``PostDeployMigration``), kept as it is
+    /// set: a lookup by kind costs a hash and a dynamic cast, which a plan of hundreds of
+    /// migrations paid for each one (Benchmarks/BENCHMARKS.md).
+    private(set) var isPostDeploy = false
 
-    private struct Marks: OptionSet {
-        let rawValue: UInt8
-        static let name = Marks(rawValue: 1)
-        static let fingerprint = Marks(rawValue: 2)
-        static let postDeploy = Marks(rawValue: 4)
+    private final class Labels: Sendable {
+        let name: String?
+        let fingerprint: String?
 
-        /// The mark of `option` set to `value`, if it is one of the marked options.
-        static func of<Option: MigrationOption>(_ option: Option.Type, _ value: Option.Value?) -> (mark: Marks, isSet: Bool)? {
-            switch ObjectIdentifier(option) {
-            case ObjectIdentifier(NameOption.self): return (.name, value != nil)
-            case ObjectIdentifier(FingerprintOption.self): return (.fingerprint, value != nil)
-            case ObjectIdentifier(PostDeployMigration.self): return (.postDeploy, value as? Bool == true)
-            default: return nil
-            }
+        init(name: String?, fingerprint: String?) {
+            self.name = name
+            self.fingerprint = fingerprint
+        }
+
+        /// A box for `name` and `fingerprint`, or none when neither is set.
+        static func boxing(name: String?, fingerprint: String?) -> Labels? {
+            name == nil && fingerprint == nil ? nil : Labels(name: name, fingerprint: fingerprint)
         }
     }
 
     /// What the migration does, in a few words, for people reading plans, reports, events,
     /// histories and errors: `library@1.1 (add guids to events)`. Stores that keep a history
     /// record it with the applied migration.
-    ///
-    /// Kept among the options by kind, as the fingerprint is: a launch registers many migrations,
-    /// and options of one word copy and free for less than fields of their own.
     public var name: String? {
-        get { marks.contains(.name) ? self[NameOption.self] : nil }
-        set { self[NameOption.self] = newValue }
+        get { labels?.name }
+        set { labels = .boxing(name: newValue, fingerprint: fingerprint) }
     }
 
     /// The text the migration's ``MigrationFingerprint`` is computed from, for a body the library
@@ -66,8 +67,8 @@ public struct MigrationOptions: Sendable {
     /// SQL migrations set it to their SQL. A plan reports an applied migration whose fingerprint
     /// differs from the one recorded when it ran (``MigrationManager/fingerprintPolicy``).
     public var fingerprint: String? {
-        get { marks.contains(.fingerprint) ? self[FingerprintOption.self] : nil }
-        set { self[FingerprintOption.self] = newValue }
+        get { labels?.fingerprint }
+        set { labels = .boxing(name: name, fingerprint: newValue) }
     }
 
     /// No options: every store's defaults.
@@ -104,18 +105,10 @@ public struct MigrationOptions: Sendable {
         get { values[ObjectIdentifier(option)] as? Option.Value }
         set {
             values[ObjectIdentifier(option)] = newValue
-            if let (mark, isSet) = Marks.of(option, newValue) {
-                if isSet { marks.insert(mark) } else { marks.remove(mark) }
-            }
+            if ObjectIdentifier(option) == ObjectIdentifier(PostDeployMigration.self) { isPostDeploy = newValue as? Bool == true }
         }
     }
 
-    /// Whether the options mark a post-deploy migration (``PostDeployMigration``).
-    var isPostDeploy: Bool { marks.contains(.postDeploy) }
-
     /// Whether no option is set, name and fingerprint included.
-    public var isEmpty: Bool { values.isEmpty }
+    public var isEmpty: Bool { values.isEmpty && labels == nil }
 }
-
-private enum NameOption: MigrationOption { typealias Value = String }
-private enum FingerprintOption: MigrationOption { typealias Value = String }

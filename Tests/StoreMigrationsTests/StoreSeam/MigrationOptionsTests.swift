@@ -1,8 +1,8 @@
 import Testing
 @testable import StoreMigrations
 
-/// The options a plan asks of every migration (name, fingerprint, post-deploy) are answered from
-/// marks kept as they are set, without a lookup by kind: the marks must follow every way of
+/// The options a plan asks of every migration (name, fingerprint, post-deploy) are kept apart from
+/// the options by kind, so that a plan reads them without a lookup: they must follow every way of
 /// setting and clearing them.
 @Suite struct MigrationOptionsTests {
     private enum Compression: MigrationOption { typealias Value = Bool }
@@ -20,6 +20,15 @@ import Testing
         options.fingerprint = nil
         #expect(options.name == nil && options.fingerprint == nil)
         #expect(options.isPostDeploy, "clearing the name and fingerprint keeps the mark")
+        #expect(MigrationOptions.named("n").fingerprint == nil && !MigrationOptions.named("n").isEmpty)
+        var fingerprinted = MigrationOptions()
+        fingerprinted.fingerprint = "CREATE TABLE t(id)"
+        fingerprinted.name = "t"
+        #expect(fingerprinted.fingerprint == "CREATE TABLE t(id)" && fingerprinted.name == "t", "setting the name keeps the fingerprint")
+        fingerprinted.name = nil
+        #expect(fingerprinted.fingerprint == "CREATE TABLE t(id)" && !fingerprinted.isEmpty)
+        fingerprinted.fingerprint = nil
+        #expect(fingerprinted.isEmpty)
 
         options = options.setting(PostDeployMigration.self, false)
         #expect(!options.isPostDeploy, "set to false")
