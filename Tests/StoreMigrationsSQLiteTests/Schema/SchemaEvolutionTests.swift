@@ -446,6 +446,7 @@ import TestSupport
                    indexes: [.index("shared", on: ["x"])]),
             .table("b", columns: [.column("v", .text)], unique: [[], ["v", "V"]], indexes: [.index("shared", on: ["v"])]),
             .table("A", columns: [.column("w", .text)]),
+            .table("c", columns: [.column("v", .text)], indexes: [.index("B", on: ["v"])]),
             .table("store_migrations_levels", columns: [.column("w", .text)]),
             // Wider than the tables whose columns are compared pairwise.
             .table("wide", columns: (0..<40).map { .column("c\($0)", .integer) } + [.column("C7", .text), .column("Ü", .text), .column("ü", .text)]),
@@ -465,6 +466,7 @@ import TestSupport
         #expect(messages.contains("table b has unique () without columns"))
         #expect(messages.contains("table b has unique (v, V) that lists a column twice"))
         #expect(messages.contains("table A is declared twice; merge the two declarations"))
+        #expect(messages.contains("table c declares index b, which is also the name of a table"))
         #expect(messages.contains { $0.hasPrefix("table store_migrations_levels is a table of the migration store") })
         #expect(try db.schema() == Self.notes())
     }
