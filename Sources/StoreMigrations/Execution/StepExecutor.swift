@@ -94,8 +94,8 @@ package enum StepExecutor {
                 }
                 // The whole duration goes to the squash's own version, so that a history's sum
                 // stays the time spent.
-                for (replaced, position) in zip(squash.versions, squash.positions) {
-                    let replacedLabel = squash.labels[position]
+                squash.labels.forEach(in: squash.positions) { offset, replacedLabel in
+                    let replaced = squash.versions[offset]
                     record.markApplied(
                         replaced, at: startedAt, duration: replaced == version ? duration : 0, name: replacedLabel.name,
                         fingerprint: replacedLabel.fingerprint)

@@ -252,6 +252,9 @@ package struct SQLRecordTables: Sendable {
     static func difference(
         from old: [AppliedMigration], to new: [AppliedMigration]
     ) -> (removed: [AppliedMigration], added: [AppliedMigration], relabelled: [AppliedMigration]) {
+        // A new store's whole history, hundreds of migrations after a squash or a creation from
+        // the declared schema: shared, not copied one by one.
+        if old.isEmpty { return ([], new, []) }
         var removed: [AppliedMigration] = [], added: [AppliedMigration] = [], relabelled: [AppliedMigration] = []
         var i = 0, j = 0
         while i < old.count || j < new.count {

@@ -21,6 +21,18 @@ struct MigrationLabels: Sendable {
     subscript(position: Int) -> MigrationLabel {
         MigrationLabel(name: names.isEmpty ? nil : names[position], fingerprint: fingerprints[position])
     }
+
+    /// Calls `body` with the offset in `positions` and the label of each migration at
+    /// `positions`, in order. The fingerprints are read once for all of them: a squash or a
+    /// creation from the declared schema records hundreds, and each read by position takes the
+    /// table's lock.
+    func forEach(in positions: Range<Int>, _ body: (Int, MigrationLabel) -> Void) {
+        let fingerprints = fingerprints.all
+        for (offset, position) in positions.enumerated() {
+            body(offset, MigrationLabel(
+                name: names.isEmpty ? nil : names[position], fingerprint: fingerprints.isEmpty ? nil : fingerprints[position]))
+        }
+    }
 }
 
 /// One migration's name and fingerprint, recorded with it when it is applied.

@@ -46,6 +46,13 @@ import Testing
         #expect(labels.fingerprints.all == Self.serialFingerprints(Self.awkwardTexts))
         #expect(labels[3].name == "migration 3")
         #expect(labels[0].fingerprint == nil)
+        var read: [(Int, MigrationLabel)] = []
+        labels.forEach(in: 2..<5) { read.append(($0, $1)) }
+        #expect(read.map(\.0) == [0, 1, 2])
+        #expect(read.map(\.1) == [labels[2], labels[3], labels[4]])
+        var unlabelled: [MigrationLabel] = []
+        MigrationLabels([MigrationOptions(), MigrationOptions()]).forEach(in: 0..<2) { unlabelled.append($1) }
+        #expect(unlabelled == [MigrationLabel(), MigrationLabel()])
     }
 
     @Test(arguments: [true, false])
