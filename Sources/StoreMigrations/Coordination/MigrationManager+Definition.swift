@@ -7,6 +7,7 @@ extension MigrationManager {
         var bodies = snapshot.registrations.bodies
         var transactions = snapshot.registrations.transactions
         var options = snapshot.registrations.options
+        var fingerprintTexts = snapshot.registrations.fingerprintTexts
         var registeredSquashes = snapshot.registrations.squashes
         if !snapshot.registrations.historySquashes.isEmpty, !versions.isEmpty {
             registeredSquashes += historySquashes(snapshot.registrations)
@@ -29,6 +30,7 @@ extension MigrationManager {
             bodies.append(.withContext(squash.body))
             transactions.append(.transactional)
             options.append(standInOptions)
+            fingerprintTexts.append(nil)
         }
         // Apps usually register in version order; otherwise a sort that breaks ties by
         // registration order keeps duplicates in that order, so the graph reports them
@@ -40,6 +42,7 @@ extension MigrationManager {
             bodies = order.map { bodies[$0] }
             transactions = order.map { transactions[$0] }
             options = order.map { options[$0] }
+            fingerprintTexts = order.map { fingerprintTexts[$0] }
         }
         let squashed = squashes.indices.map { index in
             let squash = squashes[index]
@@ -58,7 +61,7 @@ extension MigrationManager {
         let hooks = snapshot.hooks
         // Decided once per manager rather than by a dynamic cast of the content at every step.
         let carriesContext = Store.Content.self is any MigrationContextCarrier.Type
-        let labels = MigrationLabels(options)
+        let labels = MigrationLabels(options, fingerprintTexts: fingerprintTexts)
         return ManagerDefinition(
             name: name, storeDescription: store.description, identity: store.identity,
             isRebuildable: store.isRebuildable, versions: versions, dependencies: dependencies,
@@ -89,24 +92,20 @@ extension MigrationManager {
                 switch step {
                 case let .migrate(migration), let .batches(migration):
                     let position = migration.position, version = migration.version
+                    let run: (inout Store.Content, () -> MigrationContext) throws -> Void
                     switch bodies[position] {
-                    case .plain(let body):
-                        return try StepExecutor.migrate(
-                            version, of: name, in: store, source: source, carriesContext: carriesContext,
-                            transaction: transactions[position], options: options[position], label: labels[position],
-                            checks: checks
-                        ) { content, _ in try body(&content) }
-                    case .withContext(let body):
-                        return try StepExecutor.migrate(
-                            version, of: name, in: store, source: source, carriesContext: carriesContext,
-                            transaction: transactions[position], options: options[position], label: labels[position],
-                            checks: checks
-                        ) { content, context in try body(&content, context()) }
+                    case .plain(let body): run = { content, _ in try body(&content) }
+                    case .withContext(let body): run = { content, context in try body(&content, context()) }
+                    case let .sql(sql, execute): run = { content, _ in try execute(content, sql) }
                     case let .batched(batch, size, _):
                         return try StepExecutor.migrateInBatches(
                             version, of: name, in: store, source: source, carriesContext: carriesContext,
                             size: size, options: options[position], label: labels[position], checks: checks, batch)
                     }
+                    return try StepExecutor.migrate(
+                        version, of: name, in: store, source: source, carriesContext: carriesContext,
+                        transaction: transactions[position], options: options[position], label: labels[position],
+                        checks: checks, run)
                 case let .squash(squash):
                     let records = SquashRecords(
                         range: squash.range, originalsRemoved: squashed[squash.index].originalsRemoved,

@@ -35,6 +35,11 @@ public final class MigrationManager<Store: MigrationStore>: @unchecked Sendable 
         @usableFromInline var bodies: [RegisteredBody] = []
         @usableFromInline var transactions: [TransactionMode] = []
         @usableFromInline var options: [MigrationOptions] = []
+        /// The text each migration is fingerprinted by: its options' fingerprint, else its SQL
+        /// text. Kept apart, so that a SQL migration's text is neither copied into its options
+        /// (an allocation each) nor read back from the bodies, a generic type's array that a
+        /// plan would walk unspecialized.
+        @usableFromInline var fingerprintTexts: [String?] = []
         /// Kept as migrations register, so that freezing a manager with no deferred migration
         /// (nearly every launch) reads no body.
         @usableFromInline var hasDeferred = false
@@ -63,12 +68,14 @@ public final class MigrationManager<Store: MigrationStore>: @unchecked Sendable 
                 bodies.reserveCapacity(16)
                 transactions.reserveCapacity(16)
                 self.options.reserveCapacity(16)
+                fingerprintTexts.reserveCapacity(16)
             }
             versions.append(version)
             self.dependencies.append(dependencies)
             bodies.append(body)
             transactions.append(transaction)
             self.options.append(options)
+            fingerprintTexts.append(options.fingerprint ?? body.fingerprintText)
             if case .batched(_, _, let deferred) = body {
                 hasResumable = true
                 if deferred { hasDeferred = true }
@@ -104,6 +111,17 @@ public final class MigrationManager<Store: MigrationStore>: @unchecked Sendable 
         case plain(Body)
         case withContext(BodyWithContext)
         case batched(BatchBody, size: BatchSize, deferred: Bool)
+        /// SQL text and the store's way to run it, kept apart rather than captured by a closure:
+        /// an app registers hundreds of SQL migrations, and the text is also what their
+        /// fingerprints are computed from unless their options give one.
+        case sql(String, execute: @Sendable (Store.Content, String) throws -> Void)
+
+        /// The text the migration is fingerprinted by when its options give none.
+        @inlinable
+        var fingerprintText: String? {
+            if case .sql(let sql, _) = self { return sql }
+            return nil
+        }
 
         var isDeferred: Bool {
             if case .batched(_, _, let deferred) = self { return deferred }

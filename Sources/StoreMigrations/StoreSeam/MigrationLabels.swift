@@ -11,9 +11,11 @@ struct MigrationLabels: Sendable {
     /// By position; empty when no migration has a fingerprint.
     let fingerprints: FingerprintTable
 
-    init(_ options: [MigrationOptions]) {
+    /// The names `options` give, and the fingerprints of `fingerprintTexts` (by default, the
+    /// texts `options` give).
+    init(_ options: [MigrationOptions], fingerprintTexts: [String?]? = nil) {
         names = options.contains { $0.name != nil } ? options.map(\.name) : []
-        fingerprints = FingerprintTable(options.map(\.fingerprint))
+        fingerprints = FingerprintTable(fingerprintTexts ?? options.map(\.fingerprint))
     }
 
     /// The migration at `position`'s name and fingerprint: the fingerprints are computed by the

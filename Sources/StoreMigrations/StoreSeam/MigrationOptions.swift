@@ -64,7 +64,7 @@ public struct MigrationOptions: Sendable {
 
     /// The text the migration's ``MigrationFingerprint`` is computed from, for a body the library
     /// cannot see: a string the author changes whenever the body changes (a revision, a summary).
-    /// SQL migrations set it to their SQL. A plan reports an applied migration whose fingerprint
+    /// A SQL migration without one is fingerprinted by its SQL. A plan reports an applied migration whose fingerprint
     /// differs from the one recorded when it ran (``MigrationManager/fingerprintPolicy``).
     public var fingerprint: String? {
         get { labels?.fingerprint }

@@ -5,16 +5,14 @@ extension MigrationManager {
     /// content, fingerprinted by the text unless `options` gives a fingerprint: the one
     /// implementation behind the SQL stores' `register(_:dependsOn:options:sql:)`. Inlinable, as
     /// registering is, so that the store products' calls are specialized for their store types.
+    /// The text is kept as it is, neither captured by a closure nor copied into the options
+    /// (each an allocation a registration, and a release when the manager goes).
     @inlinable
     package func register(
         _ version: Version, dependsOn dependencies: [MigrationReference], transaction: TransactionMode = .transactional,
         options: MigrationOptions, sql: String, execute: @escaping @Sendable (Store.Content, String) throws -> Void
     ) where Store.Content: AnyObject {
-        var options = options
-        if options.fingerprint == nil { options.fingerprint = sql }
-        register(version, dependsOn: dependencies, transaction: transaction, options: options) { content in
-            try execute(content, sql)
-        }
+        append(version, dependencies, transaction, options, .sql(sql, execute: execute))
     }
 
     /// Registers every migration file of `folder` with `execute`: the one implementation behind

@@ -210,4 +210,23 @@ import TestSupport
         _ = try coordinator.run()
         #expect(try history() == [["1", "create tags", MigrationFingerprint(of: "CREATE TABLE tag(id INTEGER PRIMARY KEY)").rawValue]])
     }
+
+    /// Each migration keeps its own fingerprint's text through whatever the manager does to its
+    /// registrations: sorted into version order, a fingerprint given with the SQL, a migration
+    /// without text between SQL ones, a squash standing in for migrations no longer registered.
+    @Test func sqlMigrationsKeepTheirOwnFingerprintsWhenRegisteredOutOfOrderAmongOthers() throws {
+        let coordinator = MigrationCoordinator(appVersion: "4")
+        let library = try coordinator.manager("library", store: store)
+        library.register("3", options: MigrationOptions.named("tags", fingerprint: "tags, v2"), sql: "CREATE TABLE tag(id INTEGER PRIMARY KEY)")
+        library.register("2") { db in try db.execute("CREATE TABLE plain(id INTEGER PRIMARY KEY)") }
+        library.squash(from: "0.1", through: "1") { db in try db.execute("CREATE TABLE note(id INTEGER PRIMARY KEY)") }
+        library.register("4", options: MigrationOptions(), sql: "CREATE TABLE last(id INTEGER PRIMARY KEY)")
+        library.register("1.5", options: MigrationOptions(), sql: "CREATE TABLE early(id INTEGER PRIMARY KEY)")
+        _ = try coordinator.run()
+        #expect(try history() == [
+            ["1", nil, nil], ["1.5", nil, MigrationFingerprint(of: "CREATE TABLE early(id INTEGER PRIMARY KEY)").rawValue],
+            ["2", nil, nil], ["3", "tags", MigrationFingerprint(of: "tags, v2").rawValue],
+            ["4", nil, MigrationFingerprint(of: "CREATE TABLE last(id INTEGER PRIMARY KEY)").rawValue],
+        ])
+    }
 }
