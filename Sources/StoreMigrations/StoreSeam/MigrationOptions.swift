@@ -29,9 +29,9 @@ public protocol MigrationOption {
 public struct MigrationOptions: Sendable {
     private var values: [ObjectIdentifier: any Sendable] = [:]
     /// The name and the fingerprint's text, in one box of their own rather than among the
-    /// options by kind: a launch registers many migrations, and the SQL stores give every one a
-    /// fingerprint, which cost a dictionary made and hashed into at each registration (about
-    /// 1k instructions) where a box is one allocation; one word still copies and frees for less
+    /// options by kind: a launch registers many migrations, and a name or a fingerprint given
+    /// among the options by kind made a dictionary and hashed into it (about 1k instructions a
+    /// registration) where a box is one allocation; one word still copies and frees for less
     /// than two strings would.
     private var labels: Labels?
     /// Whether the options mark a post-deploy migration (``PostDeployMigration``), kept as it is
@@ -64,8 +64,9 @@ public struct MigrationOptions: Sendable {
 
     /// The text the migration's ``MigrationFingerprint`` is computed from, for a body the library
     /// cannot see: a string the author changes whenever the body changes (a revision, a summary).
-    /// A SQL migration without one is fingerprinted by its SQL. A plan reports an applied migration whose fingerprint
-    /// differs from the one recorded when it ran (``MigrationManager/fingerprintPolicy``).
+    /// A SQL migration without one is fingerprinted by its SQL. A plan reports an applied
+    /// migration whose fingerprint differs from the one recorded when it ran
+    /// (``MigrationManager/fingerprintPolicy``).
     public var fingerprint: String? {
         get { labels?.fingerprint }
         set { labels = .boxing(name: name, fingerprint: newValue) }
