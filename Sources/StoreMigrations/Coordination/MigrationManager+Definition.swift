@@ -24,7 +24,7 @@ extension MigrationManager {
         where squash.from <= squash.through && !versions.contains(where: { squash.from <= $0 && $0 <= squash.through }) {
             standsIn[index] = true
             var standInOptions = squash.options
-            standInOptions.fingerprint = nil
+            standInOptions.fingerprintText = nil
             versions.append(squash.through)
             dependencies.append(squash.dependencies)
             bodies.append(.withContext(squash.body))

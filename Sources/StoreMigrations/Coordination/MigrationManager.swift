@@ -39,7 +39,7 @@ public final class MigrationManager<Store: MigrationStore>: @unchecked Sendable 
         /// text. Kept apart, so that a SQL migration's text is neither copied into its options
         /// (an allocation each) nor read back from the bodies, a generic type's array that a
         /// plan would walk unspecialized.
-        @usableFromInline var fingerprintTexts: [String?] = []
+        @usableFromInline var fingerprintTexts: [FingerprintText?] = []
         /// Kept as migrations register, so that freezing a manager with no deferred migration
         /// (nearly every launch) reads no body.
         @usableFromInline var hasDeferred = false
@@ -75,7 +75,7 @@ public final class MigrationManager<Store: MigrationStore>: @unchecked Sendable 
             bodies.append(body)
             transactions.append(transaction)
             self.options.append(options)
-            fingerprintTexts.append(options.fingerprint ?? body.fingerprintText)
+            fingerprintTexts.append(options.fingerprintText ?? body.fingerprintText.map(FingerprintText.given))
             if case .batched(_, _, let deferred) = body {
                 hasResumable = true
                 if deferred { hasDeferred = true }

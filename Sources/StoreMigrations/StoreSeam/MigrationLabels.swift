@@ -13,9 +13,9 @@ struct MigrationLabels: Sendable {
 
     /// The names `options` give, and the fingerprints of `fingerprintTexts` (by default, the
     /// texts `options` give).
-    init(_ options: [MigrationOptions], fingerprintTexts: [String?]? = nil) {
+    init(_ options: [MigrationOptions], fingerprintTexts: [FingerprintText?]? = nil) {
         names = options.contains { $0.name != nil } ? options.map(\.name) : []
-        fingerprints = FingerprintTable(fingerprintTexts ?? options.map(\.fingerprint))
+        fingerprints = FingerprintTable(fingerprintTexts ?? options.map(\.fingerprintText))
     }
 
     /// The migration at `position`'s name and fingerprint: the fingerprints are computed by the

@@ -41,15 +41,15 @@ public struct MigrationOptions: Sendable {
 
     private final class Labels: Sendable {
         let name: String?
-        let fingerprint: String?
+        let fingerprint: FingerprintText?
 
-        init(name: String?, fingerprint: String?) {
+        init(name: String?, fingerprint: FingerprintText?) {
             self.name = name
             self.fingerprint = fingerprint
         }
 
         /// A box for `name` and `fingerprint`, or none when neither is set.
-        static func boxing(name: String?, fingerprint: String?) -> Labels? {
+        static func boxing(name: String?, fingerprint: FingerprintText?) -> Labels? {
             name == nil && fingerprint == nil ? nil : Labels(name: name, fingerprint: fingerprint)
         }
     }
@@ -59,7 +59,7 @@ public struct MigrationOptions: Sendable {
     /// record it with the applied migration.
     public var name: String? {
         get { labels?.name }
-        set { labels = .boxing(name: newValue, fingerprint: fingerprint) }
+        set { labels = .boxing(name: newValue, fingerprint: fingerprintText) }
     }
 
     /// The text the migration's ``MigrationFingerprint`` is computed from, for a body the library
@@ -68,6 +68,14 @@ public struct MigrationOptions: Sendable {
     /// migration whose fingerprint differs from the one recorded when it ran
     /// (``MigrationManager/fingerprintPolicy``).
     public var fingerprint: String? {
+        get { labels?.fingerprint?.text }
+        set { labels = .boxing(name: name, fingerprint: newValue.map(FingerprintText.given)) }
+    }
+
+    /// The fingerprint's text as registered: given, or made when first read (a declared
+    /// schema's statements), which ``fingerprint`` would make at once.
+    @usableFromInline
+    package var fingerprintText: FingerprintText? {
         get { labels?.fingerprint }
         set { labels = .boxing(name: name, fingerprint: newValue) }
     }

@@ -9,7 +9,8 @@ import Foundation
 /// (``chunkCount(for:processors:)``), as before. A new store's plan reads none: its run starts
 /// them on a queue of the table's own (``computeAside()``) and its first step reads them only to
 /// record them, after its body, so they are computed while the body runs (see BENCHMARKS.md,
-/// creation from the declared schema). A plan that is never run computes none.
+/// creation from the declared schema). Texts made when first read (``MadeFingerprintText``) are
+/// prepared there first, while the step opens its store. A plan that is never run computes none.
 final class FingerprintTable: @unchecked Sendable {
     private enum State {
         case pending
@@ -25,10 +26,13 @@ final class FingerprintTable: @unchecked Sendable {
     // readers waiting for a computation another thread is running.
     private let condition = NSCondition()
     private var state = State.pending
-    private let texts: [String?]
+    private let texts: [FingerprintText?]
     private let chunks: Int
     /// Whether no migration has a fingerprint: the table then holds nothing to compute.
     let isEmpty: Bool
+    /// Whether a text is made when first read: worth preparing aside even when one chunk holds
+    /// every fingerprint.
+    private let hasMadeTexts: Bool
 
     /// The text, in bytes, a chunk of fingerprints must hold to be worth handing to another
     /// thread, counting each text's own cost as `costPerText` bytes more (see BENCHMARKS.md).
@@ -37,18 +41,20 @@ final class FingerprintTable: @unchecked Sendable {
 
     /// The fingerprints of `texts` (`nil` for a migration without one), to be computed in as many
     /// chunks as ``chunkCount(for:processors:)`` gives for `processors` cores.
-    init(_ texts: [String?], processors: Int = ProcessInfo.processInfo.activeProcessorCount) {
+    init(_ texts: [FingerprintText?], processors: Int = ProcessInfo.processInfo.activeProcessorCount) {
         isEmpty = !texts.contains { $0 != nil }
         self.texts = isEmpty ? [] : texts
         chunks = isEmpty ? 1 : Self.chunkCount(for: texts, processors: processors)
+        hasMadeTexts = texts.contains { if case .made? = $0 { return true } else { return false } }
     }
 
     /// Starts computing the fingerprints on `queue`, the table's own, unless they are few
-    /// enough for one chunk or a reader already started them: for a run whose steps record them
-    /// after their bodies. In as many chunks as a reader would: in one, a creation from the
-    /// declared schema took longer (Benchmarks/BENCHMARKS.md).
+    /// enough for one chunk and none is made when read, or a reader already started them: for a
+    /// run whose steps record them after their bodies. The made texts are prepared first
+    /// (``MadeFingerprintText/prepareAside()``). In as many chunks as a reader would: in one, a
+    /// creation from the declared schema took longer (Benchmarks/BENCHMARKS.md).
     func computeAside(on queue: DispatchQueue = DispatchQueue(label: "StoreMigrations.FingerprintTable")) {
-        guard !isEmpty, chunks > 1 else { return }
+        guard !isEmpty, chunks > 1 || hasMadeTexts else { return }
         condition.lock()
         guard case .pending = state else {
             condition.unlock()
@@ -57,7 +63,9 @@ final class FingerprintTable: @unchecked Sendable {
         state = .queued
         condition.unlock()
         queue.async { [self] in
-            if claim() { finish(Self.fingerprints(of: texts, chunks: chunks)) }
+            guard claim() else { return }
+            for case .made(let text)? in texts { text.prepareAside() }
+            finish(Self.fingerprints(of: texts, chunks: chunks))
         }
     }
 
@@ -112,9 +120,17 @@ final class FingerprintTable: @unchecked Sendable {
     /// How many contiguous chunks `texts`' fingerprints are computed in: one (on the calling
     /// thread) unless there is enough text for two chunks of ``bytesPerChunk``, and never more
     /// than the machine's cores.
-    static func chunkCount(for texts: [String?], processors: Int) -> Int {
+    static func chunkCount(for texts: [FingerprintText?], processors: Int) -> Int {
         var work = 0
-        for case let text? in texts { work += text.utf8.count + costPerText }
+        for text in texts {
+            switch text {
+            case .given(let text)?: work += text.utf8.count + costPerText
+            // Counted as a chunk's worth without making it: a declared schema of a few tables
+            // already writes kilobytes of statements.
+            case .made?: work += bytesPerChunk
+            case nil: break
+            }
+        }
         return max(1, min(processors, texts.count, work / bytesPerChunk))
     }
 
@@ -123,15 +139,15 @@ final class FingerprintTable: @unchecked Sendable {
     ///
     /// The fingerprints are independent and pure, and an app with hundreds of migrations computes
     /// them at every launch: each chunk writes its own positions of one preallocated array.
-    static func fingerprints(of texts: [String?], chunks: Int) -> [MigrationFingerprint?] {
-        guard chunks > 1, texts.count >= chunks else { return texts.map { $0.map(MigrationFingerprint.init(of:)) } }
+    static func fingerprints(of texts: [FingerprintText?], chunks: Int) -> [MigrationFingerprint?] {
+        guard chunks > 1, texts.count >= chunks else { return texts.map { $0.map { MigrationFingerprint(of: $0.text) } } }
         return [MigrationFingerprint?](unsafeUninitializedCapacity: texts.count) { buffer, initializedCount in
             // Shared with the chunks unchecked: each initializes only its own positions, and
             // `concurrentPerform` returns once every chunk has.
             nonisolated(unsafe) let base = buffer.baseAddress!
             DispatchQueue.concurrentPerform(iterations: chunks) { chunk in
                 for position in texts.count * chunk / chunks..<texts.count * (chunk + 1) / chunks {
-                    (base + position).initialize(to: texts[position].map(MigrationFingerprint.init(of:)))
+                    (base + position).initialize(to: texts[position].map { MigrationFingerprint(of: $0.text) })
                 }
             }
             initializedCount = texts.count

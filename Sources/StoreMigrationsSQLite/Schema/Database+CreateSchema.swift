@@ -1,19 +1,18 @@
 import StoreMigrations
 
 extension Database {
-    /// Brings a database with none of a manager's history to `schema`: `statements`, its `CREATE`
-    /// statements (`schema.description`), run directly on a database that has no table, view,
-    /// index or trigger of its own, in the caller's transaction; otherwise
-    /// ``migrateSchema(to:dataLoss:mappings:)``, which keeps what the declaration keeps and
-    /// refuses to drop data.
-    func create(_ schema: DeclaredSchema, statements: String) throws {
+    /// Brings a database with none of a manager's history to `prepared`'s schema: its `CREATE`
+    /// statements, run directly on a database that has no table, view, index or trigger of its
+    /// own, in the caller's transaction; otherwise ``migrateSchema(to:dataLoss:mappings:)``,
+    /// which keeps what the declaration keeps and refuses to drop data.
+    func create(_ prepared: PreparedSchema) throws {
         guard try hasNoSchemaOfItsOwn() else {
-            try migrateSchema(to: schema)
+            try migrateSchema(to: prepared.schema)
             return
         }
-        let problems = schema.problems()
+        let problems = prepared.problems
         guard problems.isEmpty else { throw SchemaMigrationError.invalidDeclaration(problems: problems, database: path) }
-        try execute(statements)
+        try execute(prepared.statements)
     }
 
     /// Whether the database holds nothing but the store's record tables.

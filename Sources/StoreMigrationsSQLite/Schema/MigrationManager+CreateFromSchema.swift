@@ -40,7 +40,7 @@ extension MigrationManager where Store == SQLiteStore {
         squashHistory(options: .named("created from the declared schema")) { history in
             let declared = try history.declaredSchema()
             return { db, _ in
-                try db.create(declared.schema, statements: declared.statements)
+                try db.create(declared)
                 if case .seed(let seed) = historyData { try seed(db) }
             }
         }
@@ -48,9 +48,8 @@ extension MigrationManager where Store == SQLiteStore {
 }
 
 extension SquashedHistory {
-    /// The schema the history ends in, with its `CREATE` statements, or the error that says why a
-    /// creation cannot replace it.
-    func declaredSchema() throws -> DeclaredSchemaOption.Value {
+    /// The schema the history ends in, or the error that says why a creation cannot replace it.
+    func declaredSchema() throws -> PreparedSchema {
         for position in versions.indices {
             if isPostDeploy(position) {
                 throw SchemaCreationError.replacesPostDeployMigration(manager: manager, store: store, migration: versions[position])

@@ -25,17 +25,18 @@ extension MigrationOptions {
     /// These options with the fingerprint of a migration to `schema` through `mappings`: the
     /// schema's `CREATE` statements, each mapping's source table and columns, then the author's
     /// fingerprint if given, since the mappings' closures are not visible; and the schema itself,
-    /// for a creation of new databases from it.
+    /// for a creation of new databases from it. The statements are written when first needed
+    /// (``PreparedSchema``).
     func fingerprinting(_ schema: DeclaredSchema, mappings: [EntityMapping]) -> MigrationOptions {
         var options = self
-        let statements = schema.description
-        var text = statements
+        var suffix = ""
         for mapping in mappings {
-            text += "\n-- mapping \(mapping.source)(\(mapping.columns?.joined(separator: ", ") ?? "*"))"
+            suffix += "\n-- mapping \(mapping.source)(\(mapping.columns?.joined(separator: ", ") ?? "*"))"
         }
-        if let given = fingerprint { text += "\n-- " + given }
-        options.fingerprint = text
-        options[DeclaredSchemaOption.self] = DeclaredSchemaOption.Value(schema: schema, statements: statements)
+        if let given = fingerprint { suffix += "\n-- " + given }
+        let prepared = PreparedSchema(schema, fingerprintSuffix: suffix)
+        options.fingerprintText = .made(prepared)
+        options[DeclaredSchemaOption.self] = prepared
         return options
     }
 }

@@ -173,6 +173,31 @@ import TestSupport
         #expect(try RawSQLite.strings("SELECT count(*) FROM note", at: url.path) == ["1"])
     }
 
+    @Test func aDeclarationThatContradictsItselfFailsTheCreationWithItsProblemAndWritesNothing() throws {
+        // Its statements and check are made aside with the fingerprints, while the step opens the
+        // database: the step still refuses the declaration before its first statement.
+        let broken: DeclaredSchema = [
+            .table("note", primaryKey: ["id"], columns: [.column("id", .integer)], indexes: [.index("note_on_title", on: ["title"])]),
+        ]
+        let coordinator = MigrationCoordinator(appVersion: "2.0")
+        let library = try coordinator.manager("library", store: SQLiteStore(url: url))
+        library.register("1.0", sql: "CREATE TABLE note(id INTEGER PRIMARY KEY)")
+        library.register("2.0", schema: broken)
+        library.createNewDatabasesFromSchema(historyData: .notNeeded)
+        let report = try runReport(of: coordinator)
+        guard case .failed(let message)? = report.steps.first?.outcome else {
+            Issue.record("the creation did not fail: \(report.steps.map(\.outcome))")
+            return
+        }
+        #expect(message.contains("title"))
+        #expect(message.contains("is named in index note_on_title but the table does not declare it"))
+        #expect(try RawSQLite.strings(
+            "SELECT name FROM sqlite_master WHERE tbl_name NOT LIKE 'store_migrations%'", at: url.path) == [])
+        let recordTables = try RawSQLite.strings(
+            "SELECT name FROM sqlite_master WHERE name = 'store_migrations_history'", at: url.path)
+        if !recordTables.isEmpty { #expect(try history(at: url.path) == []) }
+    }
+
     @Test func aDatabaseWithTablesOfItsOwnReachesTheSchemaKeepingTheirRows() throws {
         // A database the app wrote before it adopted the library: its note table becomes the
         // declared one, as the declared-schema migration would make it.

@@ -25,10 +25,14 @@ import Testing
         texts.map { $0.map(MigrationFingerprint.init(of:)) }
     }
 
+    static func given(_ texts: [String?]) -> [FingerprintText?] {
+        texts.map { $0.map(FingerprintText.given) }
+    }
+
     @Test(arguments: [1, 2, 3, 4, 7, 8, 64, 700, 701])
     func chunkedFingerprintsEqualTheSerialOnesPositionByPosition(chunks: Int) {
         let serial = Self.serialFingerprints(Self.awkwardTexts)
-        let chunked = FingerprintTable.fingerprints(of: Self.awkwardTexts, chunks: chunks)
+        let chunked = FingerprintTable.fingerprints(of: Self.given(Self.awkwardTexts), chunks: chunks)
         #expect(chunked.count == serial.count)
         if let position = serial.indices.first(where: { chunked[$0] != serial[$0] }) {
             Issue.record("first difference at position \(position) of \(serial.count), in \(chunks) chunks")
@@ -36,7 +40,7 @@ import Testing
     }
 
     @Test func aManagerWithManyTextsIsFingerprintedInChunksWithTheSerialValues() {
-        #expect(FingerprintTable.chunkCount(for: Self.awkwardTexts, processors: 8) > 1)
+        #expect(FingerprintTable.chunkCount(for: Self.given(Self.awkwardTexts), processors: 8) > 1)
         let options = Self.awkwardTexts.enumerated().map { position, text in
             var options = MigrationOptions.named("migration \(position)")
             options.fingerprint = text
@@ -62,7 +66,7 @@ import Testing
         // plan of a store with records): computed aside, each reader waits for the table's queue;
         // else the first reader computes them and the others wait for it.
         for processors in [2, 8] {
-            let table = FingerprintTable(Self.awkwardTexts, processors: processors)
+            let table = FingerprintTable(Self.given(Self.awkwardTexts), processors: processors)
             #expect(!table.isEmpty)
             if aside { table.computeAside() }
             let readers = 16
@@ -85,7 +89,7 @@ import Testing
         let serial = Self.serialFingerprints(Self.awkwardTexts)
         let queue = DispatchQueue(label: "held")
         queue.suspend()
-        let table = FingerprintTable(Self.awkwardTexts, processors: 2)
+        let table = FingerprintTable(Self.given(Self.awkwardTexts), processors: 2)
         table.computeAside(on: queue)
         let read = ReadPositions(count: 1)
         let done = DispatchSemaphore(value: 0)
@@ -113,17 +117,63 @@ import Testing
     }
 
     @Test func fewOrShortTextsStayOnTheCallingThreadAndChunksNeverOutnumberCores() {
-        let short: [String?] = Array(repeating: "CREATE TABLE t (id INTEGER);", count: 64)
+        let short = Self.given(Array(repeating: "CREATE TABLE t (id INTEGER);", count: 64))
         #expect(FingerprintTable.chunkCount(for: short, processors: 8) == 1)
         #expect(FingerprintTable.chunkCount(for: [], processors: 8) == 1)
         #expect(FingerprintTable.chunkCount(for: Array(repeating: nil, count: 10_000), processors: 8) == 1)
-        let long: [String?] = Array(repeating: String(repeating: "x", count: 4096), count: 64)
+        let long = Self.given(Array(repeating: String(repeating: "x", count: 4096), count: 64))
         #expect(FingerprintTable.chunkCount(for: long, processors: 1) == 1)
         #expect(FingerprintTable.chunkCount(for: long, processors: 4) == 4)
         #expect(FingerprintTable.chunkCount(for: long, processors: 64) == 16)
-        let fewHuge: [String?] = Array(repeating: String(repeating: "x", count: 1 << 20), count: 3)
+        let fewHuge = Self.given(Array(repeating: String(repeating: "x", count: 1 << 20), count: 3))
         #expect(FingerprintTable.chunkCount(for: fewHuge, processors: 8) == 3)
     }
+
+    @Test(arguments: [1, 700])
+    func aMadeTextIsPreparedAsideByARunBeforeItsFingerprintAndNeverByAPlan(givenTexts: Int) throws {
+        // A declared schema's statements and check, made on the table's queue while the run's
+        // step opens its store: even when one chunk holds every fingerprint (a short history).
+        let made = CountedText("CREATE TABLE note (id INTEGER);")
+        let texts = Self.given(Array(Self.awkwardTexts.prefix(givenTexts))) + [.made(made)]
+        let expected = Self.serialFingerprints(Array(Self.awkwardTexts.prefix(givenTexts)) + [made.value])
+
+        let queue = DispatchQueue(label: "aside")
+        let run = FingerprintTable(texts, processors: 2)
+        run.computeAside(on: queue)
+        queue.sync {}
+        #expect(made.counts == CountedText.Counts(prepared: 1, read: 1), "prepared, then read for its fingerprint, aside")
+        #expect(run.all == expected)
+        #expect(made.counts.read == 1, "the reader found the fingerprints computed")
+
+        let plan = FingerprintTable(texts, processors: 2)
+        #expect(plan.all == expected)
+        #expect(made.counts == CountedText.Counts(prepared: 1, read: 2), "a plan reads the text and prepares nothing")
+        #expect(try #require(plan.all.last) == MigrationFingerprint(of: made.value))
+    }
+}
+
+/// A text made when read, counting how often it was prepared and read.
+private final class CountedText: MadeFingerprintText, @unchecked Sendable {
+    // Unchecked: every access to `counted` holds `lock`.
+    struct Counts: Equatable {
+        var prepared = 0
+        var read = 0
+    }
+
+    let value: String
+    private let lock = NSLock()
+    private var counted = Counts()
+
+    init(_ value: String) { self.value = value }
+
+    var text: String {
+        lock.withLock { counted.read += 1 }
+        return value
+    }
+
+    func prepareAside() { lock.withLock { counted.prepared += 1 } }
+
+    var counts: Counts { lock.withLock { counted } }
 }
 
 /// What each reader of ``FingerprintTableTests`` found, by reader.
