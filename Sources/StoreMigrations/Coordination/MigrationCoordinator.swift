@@ -172,8 +172,10 @@ public final class MigrationCoordinator: @unchecked Sendable {
 
     /// Runs the pending work, blocking the calling thread until the run ends.
     ///
-    /// Call it at launch before the stores are used, but not on a queue a migration body waits
-    /// for. Cancel it through its `Progress`, which joins `Progress.current()` when there is one.
+    /// The calling thread runs the first store's steps itself, at its own quality of service,
+    /// while the coordinator's queue runs the stores independent of it in parallel. Call it at
+    /// launch before the stores are used, but not on a queue a migration body waits for. Cancel it
+    /// through its `Progress`, which joins `Progress.current()` when there is one.
     ///
     /// Unavailable from asynchronous code, where blocking would hold a thread of the cooperative
     /// pool: there `try await run()` is the one to call. Swift's overload resolution treats

@@ -2,8 +2,9 @@ import Dispatch
 import Foundation
 
 /// Runs a plan's steps on Dispatch with Kahn's algorithm: a step is dispatched to a concurrent
-/// queue once its predecessors are done, at most one step per store at a time and at most
-/// `maxConcurrentStores` at once, ready steps starting in plan order.
+/// queue once its predecessors are done (the first one runs on the thread that starts the run),
+/// at most one step per store at a time and at most `maxConcurrentStores` at once, ready steps
+/// starting in plan order.
 ///
 /// A failed step's transitive dependents are skipped; independent work goes on unless the
 /// failure policy says to stop. Cancelling starts nothing new; running steps finish. The
@@ -47,13 +48,17 @@ final class Scheduler: @unchecked Sendable {
         self.state = SchedulerState(steps: steps, maxConcurrentStores: maxConcurrentStores, failurePolicy: failurePolicy)
     }
 
-    /// Starts the run; `completion` receives every step's result, in plan order, on a thread of
-    /// the scheduler's queue.
+    /// Starts the run, and returns once the calling thread has run the first step that starts and
+    /// those that follow it on one thread (``run(_:)``): the thread that starts a run either
+    /// waits for it (`run()`) or is the run's own, so it does that work itself rather than wake a
+    /// thread of the queue for it and wait (Benchmarks/BENCHMARKS.md, creation from the declared
+    /// schema). `completion` receives every step's result, in plan order, on the thread that ran
+    /// the last step.
     func start(completion: @escaping @Sendable ([Result]) -> Void) {
         lock.lock()
         self.completion = completion
         let actions = state.start()
-        perform(actions)
+        if let first = perform(actions, keepingOne: true) { run(first) }
     }
 
     /// Starts nothing new; steps already running finish, the others end as cancelled.

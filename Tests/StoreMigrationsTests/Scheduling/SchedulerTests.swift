@@ -47,6 +47,33 @@ import TestSupport
         #expect(a.store.contents == ["a"] && b.store.contents == ["b"])
     }
 
+    @Test func aBlockingRunRunsTheFirstStoresStepsOnTheCallingThreadAndTheOthersBesideIt() throws {
+        // The calling thread would only wait: it runs store a's chain itself, while b, which a's
+        // first body waits for, runs on the coordinator's queue.
+        let marker = "SchedulerTests.caller"
+        Thread.current.threadDictionary[marker] = true
+        defer { Thread.current.threadDictionary.removeObject(forKey: marker) }
+        @Sendable func onCaller() -> String { Thread.current.threadDictionary[marker] == nil ? "queue" : "caller" }
+        let coordinator = MigrationCoordinator(appVersion: "2")
+        coordinator.maxConcurrentStores = 2
+        let bStarted = DispatchSemaphore(value: 0)
+        let a = try coordinator.manager("a", store: Store([]))
+        let b = try coordinator.manager("b", store: Store([]))
+        a.register("1") { log in
+            guard bStarted.waitForEvent() else { throw TestFailure(message: "b never ran beside a") }
+            log.append("a@1 on \(onCaller())")
+        }
+        a.register("2") { log in log.append("a@2 on \(onCaller())") }
+        b.register("1") { log in
+            log.append("b@1 on \(onCaller())")
+            bStarted.signal()
+        }
+        let report = try coordinator.run()
+        #expect(report.steps.map(\.outcome) == [.applied, .applied, .applied])
+        #expect(a.store.contents == ["a@1 on caller", "a@2 on caller"])
+        #expect(b.store.contents == ["b@1 on queue"])
+    }
+
     @Test func oneStoreNeverRunsTwoStepsAtOnce() throws {
         let coordinator = MigrationCoordinator(appVersion: "100")
         coordinator.maxConcurrentStores = 4
