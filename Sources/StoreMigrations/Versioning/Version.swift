@@ -413,10 +413,13 @@ extension Version: LosslessStringConvertible {
     public var description: String {
         if let text = details?.text { return text }
         guard isCompact else { return Self.text(of: digits) }
-        // Written normalized: the numbers say it all.
+        // Written normalized: the numbers say it all. Component by component, with no array of
+        // them: a creation from the declared schema writes hundreds of versions into its history.
         var text = String(c0)
         let count = c3 != 0 ? 4 : c2 != 0 ? 3 : c1 != 0 ? 2 : 1
-        for component in [c1, c2, c3].prefix(count - 1) { text += "." + String(component) }
+        if count > 1 { text += "." + String(c1) }
+        if count > 2 { text += "." + String(c2) }
+        if count > 3 { text += "." + String(c3) }
         if sub != 0 { text += "-" + String(sub - 1) }
         return text
     }

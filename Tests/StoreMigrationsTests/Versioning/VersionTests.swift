@@ -30,6 +30,11 @@ import TestSupport
         #expect(Version("1.0.1") > Version("1"))
     }
 
+    @Test(arguments: ["7", "1.2", "1.0.3", "0.0.0.7", "1.2.3.4", "10.20.30.40-5", "1.2-0", "1.0.3-12", "4294967295.1"])
+    func aCompactVersionWrittenNormalizedIsDescribedAsWritten(_ text: String) throws {
+        #expect(try Version(parsing: text).description == text)
+    }
+
     @Test func handlesComponentsOfAnyLength() throws {
         let huge = try Version(parsing: "123456789012345678901234567890.1")
         #expect(huge > Version("99999999999999999999.9"))
