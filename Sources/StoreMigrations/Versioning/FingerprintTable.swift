@@ -27,12 +27,9 @@ final class FingerprintTable: @unchecked Sendable {
     private let condition = NSCondition()
     private var state = State.pending
     private let texts: [FingerprintText?]
-    private let chunks: Int
+    private let processors: Int
     /// Whether no migration has a fingerprint: the table then holds nothing to compute.
     let isEmpty: Bool
-    /// Whether a text is made when first read: worth preparing aside even when one chunk holds
-    /// every fingerprint.
-    private let hasMadeTexts: Bool
 
     /// The text, in bytes, a chunk of fingerprints must hold to be worth handing to another
     /// thread, counting each text's own cost as `costPerText` bytes more (see BENCHMARKS.md).
@@ -40,21 +37,23 @@ final class FingerprintTable: @unchecked Sendable {
     static let costPerText = 64
 
     /// The fingerprints of `texts` (`nil` for a migration without one), to be computed in as many
-    /// chunks as ``chunkCount(for:processors:)`` gives for `processors` cores.
+    /// chunks as ``chunkCount(for:processors:)`` gives for `processors` cores. The texts are not
+    /// read here: a plan that makes the table and never needs its fingerprints (a new store's)
+    /// would read hundreds of strings for their lengths, each a cache miss.
     init(_ texts: [FingerprintText?], processors: Int = ProcessInfo.processInfo.activeProcessorCount) {
         isEmpty = !texts.contains { $0 != nil }
         self.texts = isEmpty ? [] : texts
-        chunks = isEmpty ? 1 : Self.chunkCount(for: texts, processors: processors)
-        hasMadeTexts = texts.contains { if case .made? = $0 { return true } else { return false } }
+        self.processors = processors
     }
 
-    /// Starts computing the fingerprints on `queue`, the table's own, unless they are few
-    /// enough for one chunk and none is made when read, or a reader already started them: for a
-    /// run whose steps record them after their bodies. The made texts are prepared first
-    /// (``MadeFingerprintText/prepareAside()``). In as many chunks as a reader would: in one, a
-    /// creation from the declared schema took longer (Benchmarks/BENCHMARKS.md).
+    /// Starts computing the fingerprints on `queue`, the table's own, unless a reader already
+    /// started them: for a run whose steps record them after their bodies. The made texts are
+    /// prepared first (``MadeFingerprintText/prepareAside()``). In as many chunks as a reader
+    /// would: in one, a creation from the declared schema took longer (Benchmarks/BENCHMARKS.md).
+    /// However few the texts, the caller only hands them over, where deciding whether they were
+    /// worth it would read every one.
     func computeAside(on queue: DispatchQueue = DispatchQueue(label: "StoreMigrations.FingerprintTable")) {
-        guard !isEmpty, chunks > 1 || hasMadeTexts else { return }
+        guard !isEmpty else { return }
         condition.lock()
         guard case .pending = state else {
             condition.unlock()
@@ -65,7 +64,7 @@ final class FingerprintTable: @unchecked Sendable {
         queue.async { [self] in
             guard claim() else { return }
             for case .made(let text)? in texts { text.prepareAside() }
-            finish(Self.fingerprints(of: texts, chunks: chunks))
+            finish(compute())
         }
     }
 
@@ -98,7 +97,7 @@ final class FingerprintTable: @unchecked Sendable {
             case .pending, .queued:
                 state = .computing
                 condition.unlock()
-                let values = Self.fingerprints(of: texts, chunks: chunks)
+                let values = compute()
                 finish(values)
                 return values
             }
@@ -108,6 +107,10 @@ final class FingerprintTable: @unchecked Sendable {
     /// The fingerprint of the migration at `position`; `nil` when it has none.
     subscript(position: Int) -> MigrationFingerprint? {
         isEmpty ? nil : all[position]
+    }
+
+    private func compute() -> [MigrationFingerprint?] {
+        Self.fingerprints(of: texts, chunks: Self.chunkCount(for: texts, processors: processors))
     }
 
     private func finish(_ values: [MigrationFingerprint?]) {
