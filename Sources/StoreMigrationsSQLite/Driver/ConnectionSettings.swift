@@ -2,8 +2,8 @@ import StoreMigrations
 
 /// The settings of a connection a migration body could change and leave behind for every later
 /// step, write and read of the store: read once when the store opens its connection, and again
-/// after each use; when they differ, the store closes the connection and opens a fresh one for
-/// the next use.
+/// before each use that follows another (the locking mode right after each use); when they
+/// differ, the store closes the connection and opens a fresh one for the use.
 ///
 /// Reopening rather than setting each pragma back: a fresh connection has exactly the store's
 /// settings, including those no pragma reads back, and closing it is the only way to release the
@@ -24,6 +24,16 @@ struct ConnectionSettings: Equatable {
         "defer_foreign_keys", "ignore_check_constraints", "trusted_schema", "reverse_unordered_selects", "automatic_index",
         "temp_store", "cell_size_check", "cache_size",
     ].map { "PRAGMA \($0)" }
+
+    /// The value of `PRAGMA locking_mode` among ``values``.
+    var lockingMode: DatabaseValue { values[Self.lockingModePosition] }
+
+    private static let lockingModePosition = pragmas.firstIndex(of: "PRAGMA locking_mode")!
+
+    /// `db`'s locking mode now, `nil` if it cannot be read.
+    static func lockingMode(of db: Database) -> DatabaseValue? {
+        try? db.row("PRAGMA locking_mode")?.values.first
+    }
 
     /// The settings `db` has now: the pragmas' values, then how many databases are attached
     /// and how many objects the temporary schema holds (a body's `CREATE TEMP TRIGGER` would fire

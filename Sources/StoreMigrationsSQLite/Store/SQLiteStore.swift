@@ -130,6 +130,9 @@ public final class SQLiteStore: MigrationStore, @unchecked Sendable {
     private var connectionUses = 0
     /// Set by ``close()`` called from a body: the connection is closed when the body's step ends.
     private var closesAfterUse = false
+    /// Whether a body used `connection` since its settings were last read: they are read before
+    /// its next use (see ``closeIfChanged(_:)``).
+    private var settingsUnread = false
 
     static let levelsTable = "store_migrations_levels"
     static let historyTable = "store_migrations_history"
@@ -420,6 +423,7 @@ public final class SQLiteStore: MigrationStore, @unchecked Sendable {
             lock.lock()
         }
         defer { lock.unlock() }
+        if connectionUses == 0, settingsUnread, let kept = connection { closeIfSettingsChanged(kept) }
         let db = try connection ?? openConnection()
         connection = db
         connectionUses += 1
@@ -439,15 +443,29 @@ public final class SQLiteStore: MigrationStore, @unchecked Sendable {
         }) { try body(db) }
     }
 
-    /// The foreign-key check of `migration`: its own when registered with one, else the store's.
-    /// Closes `db` when a body left a setting changed (see ``ConnectionSettings``), so that the
-    /// next use opens a connection with the store's settings, and no lock of the old one stays.
+    /// After the outermost use of `db`: closes it when ``close()`` was called meanwhile, when a
+    /// transaction is still open, or when a body changed its locking mode, since an exclusive one
+    /// keeps the database's lock past the use and only closing releases it. The other settings a
+    /// body could change (``ConnectionSettings``) matter only to a later use, which reads them
+    /// first (``closeIfSettingsChanged(_:)``): a store used once, by a launch's only step, no
+    /// longer reads seventeen pragmas after it for nothing.
     private func closeIfChanged(_ db: Database) {
         guard connection === db else { return }
         db.installBusyHandler()
-        let settings = try? ConnectionSettings(reading: db)
-        if closesAfterUse || db.isInTransaction || settings == nil || settings != connectionSettings {
+        if closesAfterUse || db.isInTransaction || ConnectionSettings.lockingMode(of: db) != connectionSettings?.lockingMode {
             closesAfterUse = false
+            connection = nil
+            connectionSettings = nil
+        } else {
+            settingsUnread = true
+        }
+    }
+
+    /// Before the kept connection's next use: closes it when a body left a setting changed, so
+    /// that the use opens a connection with the store's settings.
+    private func closeIfSettingsChanged(_ db: Database) {
+        settingsUnread = false
+        if (try? ConnectionSettings(reading: db)) != connectionSettings {
             connection = nil
             connectionSettings = nil
         }
@@ -464,6 +482,7 @@ public final class SQLiteStore: MigrationStore, @unchecked Sendable {
         }
         try configure?(db)
         connectionSettings = try ConnectionSettings(reading: db)
+        settingsUnread = false
         return db
     }
 

@@ -134,6 +134,22 @@ extension Trait where Self == ConditionTrait {
         #expect(try store.write { try $0.scalar("PRAGMA locking_mode", as: String.self) } == "normal")
     }
 
+    /// With a rollback journal, an exclusive locking mode keeps the database's lock after the
+    /// step's commit: the store closes the connection at once, not at its next use, which may
+    /// never come, so that another process writes right after the step.
+    @Test func exclusiveLockingModeIsReleasedRightAfterTheStep() throws {
+        let journalled = scratch.file("journalled.sqlite")
+        let store = SQLiteStore(url: journalled, journalMode: .keep)
+        try store.write { db in try db.execute("CREATE TABLE item(id INTEGER PRIMARY KEY, name TEXT)") }
+        #expect(try store.read { try $0.scalar("PRAGMA journal_mode", as: String.self) } == "delete")
+        #expect(try store.apply(sqliteStep("1.0") { db in
+            try db.execute("PRAGMA locking_mode = EXCLUSIVE; INSERT INTO item VALUES (1, 'library')")
+        }).isApplied)
+        let other = try writeFromAnotherProcess(journalled.path, "INSERT INTO item VALUES (2, 'another process')")
+        #expect(other.status == 0, "\(other.output)")
+        #expect(try store.read { try $0.rows("SELECT name FROM item ORDER BY id").map { try $0[0] as String } } == ["library", "another process"])
+    }
+
     /// An unchanged connection is kept: steps do not pay for reopening it.
     @Test func unchangedConnectionIsKept() throws {
         let first = try store.write { ObjectIdentifier($0) }
