@@ -128,10 +128,15 @@ public struct MigrationRecord: Sendable, Hashable, Codable, CustomStringConverti
     ) {
         if !inProgress.isEmpty { inProgress.removeAll { $0.version == version } }
         let position = insertionPoint(of: version)
-        guard position == applied.count || applied[position].version != version else { return }
-        applied.insert(
-            AppliedMigration(version: version, appliedAt: date, duration: duration, name: name, fingerprint: fingerprint),
-            at: position)
+        if position < applied.count, applied[position].version == version { return }
+        let migration = AppliedMigration(version: version, appliedAt: date, duration: duration, name: name, fingerprint: fingerprint)
+        // Appended, in the usual version order: an insertion at the end goes through the general
+        // replacement of a range.
+        if position == applied.count {
+            applied.append(migration)
+        } else {
+            applied.insert(migration, at: position)
+        }
     }
 
     /// Replaces the name and fingerprint recorded for the applied migration `version` (a repair
@@ -177,7 +182,8 @@ public struct MigrationRecord: Sendable, Hashable, Codable, CustomStringConverti
     private func insertionPoint(of version: Version) -> Int {
         // Migrations run in version order, so a step asks of a version past the last one applied:
         // one comparison instead of a search (two searches a step showed in runs of many steps).
-        guard let last = applied.last, !(last.version < version) else { return applied.count }
+        // The last version read in place: copying the last entry retains and releases its labels.
+        guard !applied.isEmpty, !(applied[applied.count - 1].version < version) else { return applied.count }
         var low = 0, high = applied.count - 1
         while low < high {
             let middle = (low + high) / 2
