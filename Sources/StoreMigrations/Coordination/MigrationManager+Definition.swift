@@ -58,6 +58,7 @@ extension MigrationManager {
                 isPostDeploy: squash.options.isPostDeploy, name: squash.options.name, refusal: squash.refusal)
         }
         let squashBodies = squashes.map { $0.body }
+        let squashOptions = squashes.map { $0.options }
         let store = self.store
         let name = self.name
         let firstLaunch = snapshot.firstLaunch
@@ -116,8 +117,8 @@ extension MigrationManager {
                     let label = MigrationLabel(name: squashed[squash.index].name)
                     let body = squashBodies[squash.index]
                     return try StepExecutor.migrate(
-                        squash.version, of: name, in: store, source: source, carriesContext: carriesContext, label: label,
-                        checks: checks, squash: records
+                        squash.version, of: name, in: store, source: source, carriesContext: carriesContext,
+                        options: squashOptions[squash.index], label: label, checks: checks, squash: records
                     ) { content, context in try body(&content, context()) }
                 case let .baseline(version):
                     return try StepExecutor.baseline(version, of: name, in: store, source: source, checks: checks)

@@ -242,6 +242,26 @@ import TestSupport
         }
     }
 
+    /// A squash's options by kind reach its store's transaction, as a migration's do, whether
+    /// the squash runs as a squash or stands in for originals that are gone.
+    @Test(arguments: [true, false])
+    func aSquashsOptionsReachItsStoresTransaction(originals: Bool) throws {
+        let store = OptionsNotingStore()
+        let coordinator = MigrationCoordinator(appVersion: "2.0")
+        let manager = try coordinator.manager("m", store: store)
+        if originals {
+            manager.register("1.0", options: MigrationOptions(Compression.self, false)) { $0.append("1.0") }
+            manager.register("1.1") { $0.append("1.1") }
+        }
+        manager.squash(from: "1.0", through: "1.1", options: MigrationOptions(Compression.self, true).named("both")) {
+            $0.append("squash")
+        }
+        manager.register("2.0") { $0.append("2.0") }
+        #expect(try coordinator.run().succeeded)
+        #expect(store.inner.contents == ["squash", "2.0"])
+        #expect(store.compression.value == [true, nil])
+    }
+
     @Test func badRangesAreTypedErrorsBeforeAnythingRuns() throws {
         #expect(try refusal { $0.squash(from: "1.2", through: "1.0") { _ in } } as? MigrationError
             == .squashRangeEmpty(manager: "library", store: "library store", from: "1.2", through: "1.0"))
@@ -274,5 +294,23 @@ import TestSupport
 extension PlannedStep.ID {
     fileprivate func withVersion(_ version: Version) -> PlannedStep.ID {
         PlannedStep.ID(manager: manager, action: action, version: version)
+    }
+}
+
+private enum Compression: MigrationOption { typealias Value = Bool }
+
+/// A store that notes the ``Compression`` option of each step's transaction.
+private final class OptionsNotingStore: MigrationStore {
+    let inner = InMemoryStore<[String]>([])
+    let compression = Locked<[Bool?]>([])
+    var description: String { "options noting" }
+
+    func readRecords() throws -> [String: MigrationRecord] { try inner.readRecords() }
+
+    func transaction<T>(
+        _ request: TransactionRequest, _ body: (inout [String: MigrationRecord], inout [String]) throws -> T
+    ) throws -> T {
+        compression.value.append(request.options[Compression.self])
+        return try inner.transaction(body)
     }
 }
