@@ -162,7 +162,10 @@ struct AtomicFile: Sendable {
             throw FileStoreError.system(.replace, path: targetPath, store: store, code: renameError)
         }
 
-        try synchronizeFolder(folder.path)
+        if let code = faults.errorNumber(.synchronizeDirectory) {
+            throw FileStoreError.system(.synchronizeDirectory, path: url.path, store: store, code: code)
+        }
+        try FileStoreError.synchronizeFolder(of: target, store: store)
     }
 
     /// Removes temporary files that writers killed mid-write left behind.
@@ -206,21 +209,6 @@ struct AtomicFile: Sendable {
         #endif
         if fsync(descriptor) != 0 {
             throw FileStoreError.system(.synchronize, path: path, store: store, code: errno)
-        }
-    }
-
-    private func synchronizeFolder(_ path: String) throws {
-        if let code = faults.errorNumber(.synchronizeDirectory) {
-            throw FileStoreError.system(.synchronizeDirectory, path: url.path, store: store, code: code)
-        }
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else {
-            throw FileStoreError.system(.synchronizeDirectory, path: url.path, store: store, code: errno)
-        }
-        defer { close(descriptor) }
-        // EINVAL: the file system cannot sync folders; there is nothing more to do.
-        if fsync(descriptor) != 0, errno != EINVAL {
-            throw FileStoreError.system(.synchronizeDirectory, path: url.path, store: store, code: errno)
         }
     }
 

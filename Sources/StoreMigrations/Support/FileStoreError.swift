@@ -99,6 +99,20 @@ public struct FileStoreError: Error, Sendable, Hashable, CustomStringConvertible
         }
     }
 
+    /// Flushes the folder holding `file` to disk, so that `file`, just renamed or linked into
+    /// it, is still there after a power loss. A file system that cannot sync folders has nothing
+    /// more to do.
+    package static func synchronizeFolder(of file: URL, store: String) throws {
+        let descriptor = open(file.deletingLastPathComponent().path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else {
+            throw FileStoreError.system(.synchronizeDirectory, path: file.path, store: store, code: errno)
+        }
+        defer { close(descriptor) }
+        if fsync(descriptor) != 0, errno != EINVAL {
+            throw FileStoreError.system(.synchronizeDirectory, path: file.path, store: store, code: errno)
+        }
+    }
+
     /// A failed `FileManager` call; its POSIX code is kept when Foundation reports one.
     static func foundation(_ operation: Operation, path: String, store: String, error: any Error) -> FileStoreError {
         let nsError = error as NSError

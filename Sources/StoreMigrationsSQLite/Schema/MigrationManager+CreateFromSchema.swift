@@ -27,6 +27,14 @@ extension MigrationManager where Store == SQLiteStore {
     /// - part-way through the history, the remaining migrations run as usual;
     /// - with the history applied, nothing runs.
     ///
+    /// A creation that makes the database file builds the database whole beside its path, its
+    /// journal in memory, and links it into place once committed: each page is written once,
+    /// where a transaction in WAL mode writes it to the WAL and again into the database. The path
+    /// holds nothing until then, so a kill or a failure leaves no database. Of two processes
+    /// creating it together, the one that links first wins; the other's creation runs again on
+    /// that database and finds itself applied. `historyData`'s seed must therefore write only
+    /// through the connection it is given.
+    ///
     /// The history is whatever is registered when the coordinator plans: the migrations from the
     /// first through the last, which must be registered with a declared schema
     /// (``register(_:dependsOn:options:schema:dataLoss:mappings:)``),
@@ -37,7 +45,7 @@ extension MigrationManager where Store == SQLiteStore {
     ///   migrations write: nothing (``NewDatabaseData/notNeeded``) or rows of its own
     ///   (``NewDatabaseData/seed(_:)``).
     public func createNewDatabasesFromSchema(historyData: NewDatabaseData) {
-        squashHistory(options: .named("created from the declared schema")) { history in
+        squashHistory(options: MigrationOptions.named("created from the declared schema").setting(NewDatabaseBuiltWhole.self, true)) { history in
             let declared = try history.declaredSchema()
             return { db, _ in
                 try db.create(declared)

@@ -48,7 +48,8 @@ import StoreMigrations
 /// no `-wal` or `-shm` file behind. The first step opens the migrating connection, in WAL mode
 /// unless the store keeps the database's journal mode (see ``JournalMode``), with foreign keys
 /// enforced and a busy timeout; a missing file (and its directory) is created,
-/// empty, aside and linked into place. A 0-byte file is refused with
+/// empty, aside and linked into place (a creation from the declared schema builds the whole
+/// database aside: ``/StoreMigrations/MigrationManager/createNewDatabasesFromSchema(historyData:)``). A 0-byte file is refused with
 /// ``SQLiteStoreError/Reason/emptyDatabaseFile``. A file that is not a database is never
 /// written to: every call throws an ``SQLiteError`` with ``SQLiteError/isNotADatabase``.
 ///
@@ -300,45 +301,51 @@ public final class SQLiteStore: MigrationStore, @unchecked Sendable {
         _ request: TransactionRequest, _ body: (inout [String: MigrationRecord], inout Database) throws -> T
     ) throws -> T {
         if request.mode == .none { return try runOutsideTransaction(request, body) }
-        return try withConnection(request) { db in
-            // A batch of a resumable migration writes rows and never the schema: enforcing foreign
-            // keys as its statements run is enough, where the deferred check would read every
-            // table after every batch, costing a large table's batches far more than their work.
-            let storeCheck = request.isBatch && foreignKeyCheck == .deferred ? .immediate : foreignKeyCheck
-            let check = request.options[ForeignKeyCheckOption.self] ?? storeCheck
-            // SQLite ignores this pragma inside a transaction, hence before BEGIN (step 1 of the
-            // documented schema-change procedure) and after the transaction ends (step 12).
-            let disablesForeignKeys = check != .immediate
-            if disablesForeignKeys { try db.setPragmaFlag("foreign_keys", false) }
-            defer { if disablesForeignKeys { try? db.setPragmaFlag("foreign_keys", true) } }
-            let relaxedSync = request.isBatch ? try BatchCommitSync(relaxing: db) : nil
-            var finishesStep = false
-            defer { relaxedSync?.end(db, finishingStep: finishesStep) }
+        if request.options[NewDatabaseBuiltWhole.self] == true, let created = try createdWhole(request, body) { return created }
+        return try withConnection(request) { db in try step(request, in: db, body) }
+    }
 
-            return try inWriteTransaction(db) {
-                let before = try recordsUpgradingTables(db)
-                var records = before
-                // The body gets its own reference: reassigning it cannot swap the store's connection.
-                var content = db
-                let result = try db.guardingTransaction(store: description, denyingSchemaChanges: request.isBatch) {
-                    try body(&records, &content)
-                }
-                // A body that made the connection read-only must not keep its own step from being
-                // recorded; the connection is reopened after the step anyway (see `withConnection`).
-                if try db.pragmaFlag("query_only") { try db.setPragmaFlag("query_only", false) }
-                // Never record anything outside the transaction that holds the body's changes.
-                guard db.isInTransaction else {
-                    throw db.error(
-                        code: SQLITE_MISUSE,
-                        message: "a migration body ended the store's transaction; nothing was recorded",
-                        sql: nil)
-                }
-                guard records != before else { return result }
-                try write(records, over: before, in: db)
-                if check == .deferred { try db.checkForeignKeys() }
-                if let migration = request.migration { finishesStep = records[migration.manager]?.isApplied(migration.version) == true }
-                return result
+    /// The step of ``transaction(_:_:)`` in `db`, for a request that runs in a transaction.
+    private func step<T>(
+        _ request: TransactionRequest, in db: Database, _ body: (inout [String: MigrationRecord], inout Database) throws -> T
+    ) throws -> T {
+        // A batch of a resumable migration writes rows and never the schema: enforcing foreign
+        // keys as its statements run is enough, where the deferred check would read every
+        // table after every batch, costing a large table's batches far more than their work.
+        let storeCheck = request.isBatch && foreignKeyCheck == .deferred ? .immediate : foreignKeyCheck
+        let check = request.options[ForeignKeyCheckOption.self] ?? storeCheck
+        // SQLite ignores this pragma inside a transaction, hence before BEGIN (step 1 of the
+        // documented schema-change procedure) and after the transaction ends (step 12).
+        let disablesForeignKeys = check != .immediate
+        if disablesForeignKeys { try db.setPragmaFlag("foreign_keys", false) }
+        defer { if disablesForeignKeys { try? db.setPragmaFlag("foreign_keys", true) } }
+        let relaxedSync = request.isBatch ? try BatchCommitSync(relaxing: db) : nil
+        var finishesStep = false
+        defer { relaxedSync?.end(db, finishingStep: finishesStep) }
+
+        return try inWriteTransaction(db) {
+            let before = try recordsUpgradingTables(db)
+            var records = before
+            // The body gets its own reference: reassigning it cannot swap the store's connection.
+            var content = db
+            let result = try db.guardingTransaction(store: description, denyingSchemaChanges: request.isBatch) {
+                try body(&records, &content)
             }
+            // A body that made the connection read-only must not keep its own step from being
+            // recorded; the connection is reopened after the step anyway (see `withConnection`).
+            if try db.pragmaFlag("query_only") { try db.setPragmaFlag("query_only", false) }
+            // Never record anything outside the transaction that holds the body's changes.
+            guard db.isInTransaction else {
+                throw db.error(
+                    code: SQLITE_MISUSE,
+                    message: "a migration body ended the store's transaction; nothing was recorded",
+                    sql: nil)
+            }
+            guard records != before else { return result }
+            try write(records, over: before, in: db)
+            if check == .deferred { try db.checkForeignKeys() }
+            if let migration = request.migration { finishesStep = records[migration.manager]?.isApplied(migration.version) == true }
+            return result
         }
     }
 
@@ -416,12 +423,7 @@ public final class SQLiteStore: MigrationStore, @unchecked Sendable {
     // MARK: Connection and transactions
 
     private func withConnection<T>(_ request: TransactionRequest? = nil, _ body: (Database) throws -> T) throws -> T {
-        if !lock.try() {
-            // Another thread of this process uses the store (two coordinators on one store
-            // object): the scheduler keeps its own steps apart, so this is worth reporting.
-            request?.waiting(StoreWait(store: description, lock: "the store's connection, in use by another thread", holderProcessID: getpid()))
-            lock.lock()
-        }
+        lockForUse(request)
         defer { lock.unlock() }
         if connectionUses == 0, settingsUnread, let kept = connection { closeIfSettingsChanged(kept) }
         let db = try connection ?? openConnection()
@@ -441,6 +443,14 @@ public final class SQLiteStore: MigrationStore, @unchecked Sendable {
                     : "the database's write lock on \(url.lastPathComponent)",
                 holderProcessID: holder.processID))
         }) { try body(db) }
+    }
+
+    /// Takes `lock`. Another thread of this process may be using the store (two coordinators on
+    /// one store object): the scheduler keeps its own steps apart, so a wait is worth reporting.
+    private func lockForUse(_ request: TransactionRequest?) {
+        if lock.try() { return }
+        request?.waiting(StoreWait(store: description, lock: "the store's connection, in use by another thread", holderProcessID: getpid()))
+        lock.lock()
     }
 
     /// After the outermost use of `db`: closes it when ``close()`` was called meanwhile, when a
@@ -509,10 +519,7 @@ public final class SQLiteStore: MigrationStore, @unchecked Sendable {
     /// what to do.
     private func createDatabaseIfMissing() throws {
         if FileManager.default.fileExists(atPath: path) { return try refuseEmptyFile() }
-        let folder = url.deletingLastPathComponent()
-        removeStaleCreations(in: folder)
-        // The process ID in the name tells a later creation whether the file's creator still runs.
-        let aside = folder.appendingPathComponent(creationPrefix + "\(getpid()).\(UUID().uuidString).creating").path
+        let aside = newAsidePath()
         defer {
             for suffix in Self.creationSuffixes { unlink(aside + suffix) }
         }
@@ -527,12 +534,79 @@ public final class SQLiteStore: MigrationStore, @unchecked Sendable {
             try db.execute("PRAGMA journal_mode = MEMORY")
             try db.execute(journalMode == .wal ? "PRAGMA journal_mode = WAL" : "PRAGMA user_version = 0")
         }
-        // link, unlike rename, never replaces: a database another process created meanwhile wins.
-        if link(aside, path) != 0, errno != EEXIST {
+        _ = try linkIntoPlace(aside)
+    }
+
+    /// Runs the step of `request`, which creates the database, on a new database built whole
+    /// aside, then links that database into place; `nil`, with nothing changed, when the step is
+    /// to run on the store's path as any other: the database exists, the store's connection is
+    /// open, or the store is read-only. Also `nil` when another process linked a database into
+    /// place first: the step then runs again on that one, reading the records again as any step
+    /// does, so the caller's body must write only through the connection it is given (what it
+    /// wrote aside is thrown away).
+    ///
+    /// Why: the step's transaction on the store's path in WAL mode writes each page twice, to
+    /// the WAL and then, when the connection closes, into the database. Aside, the file is this
+    /// process's alone until linked, so the transaction keeps its journal in memory, as
+    /// ``createDatabaseIfMissing()`` does, and each page is written once: committed and synced,
+    /// then switched to the store's journal mode and closed before the link, which is the step's
+    /// commit, synced with the folder. A kill before it leaves no database, as a rollback leaves
+    /// none of the step.
+    private func createdWhole<T>(
+        _ request: TransactionRequest, _ body: (inout [String: MigrationRecord], inout Database) throws -> T
+    ) throws -> T? {
+        guard access == .readWrite else { return nil }
+        lockForUse(request)
+        defer { lock.unlock() }
+        guard connection == nil, !exists else { return nil }
+        try FileStoreError.createFolder(url.deletingLastPathComponent(), store: description)
+        let aside = newAsidePath()
+        defer {
+            for suffix in Self.creationSuffixes { unlink(aside + suffix) }
+        }
+        let result: T
+        do {
+            let db = try Database(path: aside, busyTimeout: busyTimeout, mode: .migrating(switchingToWAL: false))
+            try configure?(db)
+            try db.execute("PRAGMA journal_mode = MEMORY")
+            // A body that uses its store again (a read) is given this connection, as it would be
+            // the store's.
+            connection = db
+            connectionUses += 1
+            defer {
+                connectionUses -= 1
+                connection = nil
+                closesAfterUse = false
+            }
+            result = try step(request, in: db, body)
+            if journalMode == .wal { try db.execute("PRAGMA journal_mode = WAL") }
+        }
+        guard try linkIntoPlace(aside) else { return nil }
+        // The link is the step's commit: it must outlast a power loss as a commit does.
+        try FileStoreError.synchronizeFolder(of: url, store: description)
+        return result
+    }
+
+    /// A path for this process to write a new database at, beside the store's, whose name
+    /// ``removeStaleCreations(in:)`` knows; first removes the files killed creations left.
+    private func newAsidePath() -> String {
+        let folder = url.deletingLastPathComponent()
+        removeStaleCreations(in: folder)
+        // The process ID in the name tells a later creation whether the file's creator still runs.
+        return folder.appendingPathComponent(creationPrefix + "\(getpid()).\(UUID().uuidString).creating").path
+    }
+
+    /// Links the database written at `aside` into place, or returns `false` when there is one
+    /// there already: `link`, unlike `rename`, never replaces, so a database another process
+    /// created meanwhile wins.
+    private func linkIntoPlace(_ aside: String) throws -> Bool {
+        if link(aside, path) == 0 { return true }
+        guard errno == EEXIST else {
             throw SQLiteError(
                 extendedCode: SQLITE_CANTOPEN, message: "cannot create the database: \(String(cString: strerror(errno)))",
                 sql: nil, path: path)
         }
+        return false
     }
 
     /// How the database's files being created aside begin: `.<name>.`, then the creator's process

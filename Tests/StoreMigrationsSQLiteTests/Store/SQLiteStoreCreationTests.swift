@@ -118,6 +118,72 @@ import TestSupport
         #expect(try RawSQLite.strings("SELECT count(*) FROM sqlite_master", at: copy.path) == ["0"])
     }
 
+    /// A release whose history, 1.0 by SQL and 2.0 a declared schema, creates new databases from
+    /// that schema, seeding a welcome note with `seed` run first.
+    static func creatingRelease(
+        at url: URL, journalMode: SQLiteStore.JournalMode = .wal, _ seed: @escaping @Sendable (Database) throws -> Void = { _ in }
+    ) throws -> MigrationCoordinator {
+        let coordinator = MigrationCoordinator(appVersion: "2.0")
+        let library = try coordinator.manager("library", store: SQLiteStore(url: url, journalMode: journalMode))
+        library.register("1.0", sql: "CREATE TABLE note(id INTEGER PRIMARY KEY)")
+        library.register("2.0", schema: [.table("note", primaryKey: ["id"], columns: [.column("id", .integer), .column("title", .text)])])
+        library.createNewDatabasesFromSchema(historyData: .seed { db in
+            try seed(db)
+            try db.execute("INSERT INTO note(title) VALUES ('Welcome')")
+        })
+        return coordinator
+    }
+
+    /// A creation from the declared schema builds the new database whole aside, its journal in
+    /// memory (nothing beside it on disk), and links it into place once committed, in the store's
+    /// journal mode: the store's path holds nothing until then, and nothing is left aside.
+    @Test(arguments: [SQLiteStore.JournalMode.wal, .keep])
+    func aDatabaseCreatedFromTheSchemaIsBuiltWholeAsideAndLinkedOnceCommitted(journalMode: SQLiteStore.JournalMode) throws {
+        let url = scratch.file("library.sqlite")
+        let folder = scratch.url.path
+        let during = Locked<[String]>([])
+        let coordinator = try Self.creatingRelease(at: url, journalMode: journalMode) { _ in
+            during.value = try FileManager.default.contentsOfDirectory(atPath: folder)
+        }
+
+        let report = try coordinator.run()
+
+        #expect(report.succeeded)
+        #expect(report.managers[0].createdStore)
+        #expect(during.value.count == 1, "\(during.value)")
+        #expect(during.value.allSatisfy { $0.hasPrefix(".library.sqlite.\(getpid()).") && $0.hasSuffix(".creating") })
+        #expect(try scratch.names().filter { !$0.hasPrefix("library.sqlite-") } == ["library.sqlite"])
+        #expect(try RawSQLite.journalModeBytes(of: url.path) == (journalMode == .wal ? [2, 2] : [1, 1]))
+        #expect(try RawSQLite.strings("PRAGMA integrity_check", at: url.path) == ["ok"])
+        #expect(try RawSQLite.strings("SELECT title FROM note", at: url.path) == ["Welcome"])
+        #expect(try RawSQLite.recordedVersions(at: url.path) == ["1.0", "2.0"])
+    }
+
+    /// Two processes creating one database together: the one that links its database first wins,
+    /// and the other's step, built aside and thrown away, runs again on the winner's database,
+    /// where it finds the creation applied. The other process is a second coordinator and store
+    /// here, run from inside the first creation's seed.
+    @Test func aCreationAnotherProcessLinkedFirstRunsAgainOnItsDatabase() throws {
+        let url = scratch.file("library.sqlite")
+        let seeds = Locked(0)
+        let winner = Locked<MigrationCoordinator?>(nil)
+        let seed: @Sendable (Database) throws -> Void = { _ in
+            seeds.value += 1
+            guard let other = winner.value else { return }
+            winner.value = nil
+            guard try other.run().succeeded else { throw TestFailure(message: "the other process's creation failed") }
+        }
+        winner.value = try Self.creatingRelease(at: url, seed)
+
+        let report = try Self.creatingRelease(at: url, seed).run()
+
+        #expect(report.steps.map(\.outcome) == [.alreadyApplied(level: "2.0")])
+        #expect(seeds.value == 2)
+        #expect(try RawSQLite.strings("SELECT title FROM note", at: url.path) == ["Welcome"])
+        #expect(try RawSQLite.recordedVersions(at: url.path) == ["1.0", "2.0"])
+        #expect(try scratch.names().filter { $0.contains(".creating") } == [])
+    }
+
     /// The ID of a process that has exited and been waited for.
     static func deadProcessID() throws -> pid_t {
         let process = Process()
