@@ -47,10 +47,10 @@ import StoreMigrations
 /// Planning only reads: ``readRecords()`` creates no file, switches no journal mode and leaves
 /// no `-wal` or `-shm` file behind. The first step opens the migrating connection, in WAL mode
 /// unless the store keeps the database's journal mode (see ``JournalMode``), with foreign keys
-/// enforced and a busy timeout; a missing file (and its directory) is created,
-/// empty, aside and linked into place (a creation from the declared schema builds the whole
-/// database aside: ``/StoreMigrations/MigrationManager/createNewDatabasesFromSchema(historyData:)``). A 0-byte file is refused with
-/// ``SQLiteStoreError/Reason/emptyDatabaseFile``. A file that is not a database is never
+/// enforced and a busy timeout; a missing file (and its directory) is created, empty, aside and
+/// linked into place (a creation from the declared schema builds the whole database aside:
+/// ``StoreMigrations/MigrationManager/createNewDatabasesFromSchema(historyData:)``). A 0-byte
+/// file is refused with ``SQLiteStoreError/Reason/emptyDatabaseFile``. A file that is not a database is never
 /// written to: every call throws an ``SQLiteError`` with ``SQLiteError/isNotADatabase``.
 ///
 /// Records are kept in the table `store_migrations_levels(manager, level, app_version, baseline,
