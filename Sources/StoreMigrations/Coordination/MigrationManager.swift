@@ -310,7 +310,8 @@ public final class MigrationManager<Store: MigrationStore>: @unchecked Sendable 
     ///   - through: The last migration replaced, and the squash's version.
     ///   - dependencies: Migrations of other managers the squash needs; while the replaced
     ///     migrations are registered, the last of them waits for them too.
-    ///   - options: The squash's name (its fingerprint is not recorded: each replaced migration's is).
+    ///   - options: The squash's name (its fingerprint is not recorded: each replaced migration's
+    ///     is), and options by kind its store reads in the squash's transaction, as a migration's.
     ///   - body: Edits the store's content as the whole range would.
     public func squash(
         from: Version, through: Version, dependsOn dependencies: [MigrationReference] = [],

@@ -165,7 +165,7 @@ struct AtomicFile: Sendable {
         if let code = faults.errorNumber(.synchronizeDirectory) {
             throw FileStoreError.system(.synchronizeDirectory, path: url.path, store: store, code: code)
         }
-        try FileStoreError.synchronizeFolder(of: target, store: store)
+        try FileStoreError.synchronizeFolder(folder.path, of: url.path, store: store)
     }
 
     /// Removes temporary files that writers killed mid-write left behind.

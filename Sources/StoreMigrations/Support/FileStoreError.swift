@@ -99,17 +99,17 @@ public struct FileStoreError: Error, Sendable, Hashable, CustomStringConvertible
         }
     }
 
-    /// Flushes the folder holding `file` to disk, so that `file`, just renamed or linked into
-    /// it, is still there after a power loss. A file system that cannot sync folders has nothing
-    /// more to do.
-    package static func synchronizeFolder(of file: URL, store: String) throws {
-        let descriptor = open(file.deletingLastPathComponent().path, O_RDONLY | O_CLOEXEC)
+    /// Flushes `folder` to disk, so that `file` (the store's, which an error names), just
+    /// renamed or linked into it, is still there after a power loss. A file system that cannot
+    /// sync folders has nothing more to do.
+    package static func synchronizeFolder(_ folder: String, of file: String, store: String) throws {
+        let descriptor = open(folder, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else {
-            throw FileStoreError.system(.synchronizeDirectory, path: file.path, store: store, code: errno)
+            throw FileStoreError.system(.synchronizeDirectory, path: file, store: store, code: errno)
         }
         defer { close(descriptor) }
         if fsync(descriptor) != 0, errno != EINVAL {
-            throw FileStoreError.system(.synchronizeDirectory, path: file.path, store: store, code: errno)
+            throw FileStoreError.system(.synchronizeDirectory, path: file, store: store, code: errno)
         }
     }
 

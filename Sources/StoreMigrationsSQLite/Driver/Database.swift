@@ -27,7 +27,8 @@ import StoreMigrations
 ///
 /// A connection is not thread-safe: use it only inside the body it was given to.
 public final class Database {
-    /// The path of the database file.
+    /// The path of the database file: for a new database built aside, the path it is linked to
+    /// once created (see ``SQLiteStore``), which errors name.
     public let path: String
     let handle: OpaquePointer
     /// The context of the migration running on this connection, set by the store for the length
@@ -68,11 +69,13 @@ public final class Database {
     /// foreign keys enforced).
     ///
     /// Opening reads the file's header, so a file that is not a database fails here with
-    /// `SQLITE_NOTADB`, before anything is written to it.
-    init(path: String, busyTimeout: TimeInterval, mode: OpenMode = .migrating(switchingToWAL: true)) throws {
+    /// `SQLITE_NOTADB`, before anything is written to it. `linkedPath`, for a file written aside
+    /// and linked into place when done, is the path the connection and its errors give.
+    init(path: String, busyTimeout: TimeInterval, mode: OpenMode = .migrating(switchingToWAL: true), linkedPath: String? = nil) throws {
         var handle: OpaquePointer?
         let flags: Int32
         var filename = path
+        let named = linkedPath ?? path
         switch mode {
         case .migrating: flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
         case .inspecting: flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX
@@ -85,11 +88,11 @@ public final class Database {
         guard status == SQLITE_OK, let handle else {
             let message = handle.map { String(cString: sqlite3_errmsg($0)) } ?? String(cString: sqlite3_errstr(status))
             sqlite3_close_v2(handle)
-            throw SQLiteError(extendedCode: status, message: message, sql: nil, path: path)
+            throw SQLiteError(extendedCode: status, message: message, sql: nil, path: named)
         }
         self.handle = handle
-        self.path = path
-        busyWait = BusyWait(timeout: busyTimeout, path: path, connection: handle)
+        self.path = named
+        busyWait = BusyWait(timeout: busyTimeout, path: named, connection: handle)
         sqlite3_extended_result_codes(handle, 1)
         installBusyHandler()
         switch mode {

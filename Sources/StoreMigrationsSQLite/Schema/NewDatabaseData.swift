@@ -17,6 +17,8 @@ public enum NewDatabaseData: Sendable {
     case notNeeded
     /// Rows a new database needs, as the history's migrations would have left them (default
     /// categories, reference tables): the closure runs once the tables exist, in the creation's
-    /// transaction.
+    /// transaction, and writes only through the connection it is given. A new database is built
+    /// aside and linked into place when created: of two processes creating it together, each runs
+    /// the closure on its own file, and the one that links second throws its file away.
     case seed(@Sendable (Database) throws -> Void)
 }

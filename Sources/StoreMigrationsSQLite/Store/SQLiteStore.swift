@@ -547,7 +547,8 @@ public final class SQLiteStore: MigrationStore, @unchecked Sendable {
     ///
     /// Why: the step's transaction on the store's path in WAL mode writes each page twice, to
     /// the WAL and then, when the connection closes, into the database. Aside, the file is this
-    /// process's alone until linked, so the transaction keeps its journal in memory, as
+    /// process's alone until linked, so the transaction keeps its journal in memory (unless the
+    /// store's `configure` sets another mode), as
     /// ``createDatabaseIfMissing()`` does, and each page is written once: committed and synced,
     /// then switched to the store's journal mode and closed before the link, which is the step's
     /// commit, synced with the folder. A kill before it leaves no database, as a rollback leaves
@@ -566,9 +567,9 @@ public final class SQLiteStore: MigrationStore, @unchecked Sendable {
         }
         let result: T
         do {
-            let db = try Database(path: aside, busyTimeout: busyTimeout, mode: .migrating(switchingToWAL: false))
-            try configure?(db)
+            let db = try Database(path: aside, busyTimeout: busyTimeout, mode: .migrating(switchingToWAL: false), linkedPath: path)
             try db.execute("PRAGMA journal_mode = MEMORY")
+            try configure?(db)
             // A body that uses its store again (a read) is given this connection, as it would be
             // the store's.
             connection = db
@@ -583,7 +584,7 @@ public final class SQLiteStore: MigrationStore, @unchecked Sendable {
         }
         guard try linkIntoPlace(aside) else { return nil }
         // The link is the step's commit: it must outlast a power loss as a commit does.
-        try FileStoreError.synchronizeFolder(of: url, store: description)
+        try FileStoreError.synchronizeFolder(url.deletingLastPathComponent().path, of: path, store: description)
         return result
     }
 
@@ -592,9 +593,18 @@ public final class SQLiteStore: MigrationStore, @unchecked Sendable {
     private func newAsidePath() -> String {
         let folder = url.deletingLastPathComponent()
         removeStaleCreations(in: folder)
-        // The process ID in the name tells a later creation whether the file's creator still runs.
-        return folder.appendingPathComponent(creationPrefix + "\(getpid()).\(UUID().uuidString).creating").path
+        // The process ID and its namespace in the name tell a later creation whether the file's
+        // creator still runs.
+        return folder.appendingPathComponent(creationPrefix + "\(getpid())-\(Self.processNamespace).\(UUID().uuidString).creating").path
     }
+
+    /// The PID namespace of this process (the inode of `/proc/self/ns/pid`), or `host` where
+    /// there is none to read: process IDs named in creations' files mean something here only
+    /// when the namespaces match.
+    private static let processNamespace: String = {
+        var status = stat()
+        return stat("/proc/self/ns/pid", &status) == 0 ? String(status.st_ino) : "host"
+    }()
 
     /// Links the database written at `aside` into place, or returns `false` when there is one
     /// there already: `link`, unlike `rename`, never replaces, so a database another process
@@ -610,7 +620,8 @@ public final class SQLiteStore: MigrationStore, @unchecked Sendable {
     }
 
     /// How the database's files being created aside begin: `.<name>.`, then the creator's process
-    /// ID, a UUID and `.creating`, then one of ``creationSuffixes``.
+    /// ID and PID namespace (`<pid>-<namespace>`), a UUID and `.creating`, then one of
+    /// ``creationSuffixes``.
     private var creationPrefix: String { ".\(url.lastPathComponent)." }
     private static let creationSuffixes = ["", "-wal", "-shm", "-journal"]
 
@@ -618,21 +629,26 @@ public final class SQLiteStore: MigrationStore, @unchecked Sendable {
     /// them: they are not the database and never become it).
     ///
     /// Creation takes no lock (each process writes its own file and `link` picks one), so a file
-    /// is known to be left over by its name's process ID: no such process runs. A process of
-    /// another PID namespace sharing the folder (a container) may still be writing one whose ID
-    /// means nothing here, hence also the age: a creation takes milliseconds, and a file untouched
-    /// for a minute is not one in progress. Failing to remove one changes nothing for this launch.
+    /// is known to be left over by its name's process ID: no such process runs in the namespace
+    /// the name gives, this process's. The file of a process of another PID namespace sharing the
+    /// folder (a container), or of a release that did not name the namespace, may still be
+    /// written by a process whose ID means nothing here: it is removed once also a minute old,
+    /// longer than a creation takes. A killed creation is removed by the next one, which a
+    /// relaunch makes at once: the database was never linked into place. Failing to remove one
+    /// changes nothing for this launch.
     private func removeStaleCreations(in folder: URL) {
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder.path) else { return }
         let prefix = creationPrefix
         for name in names where name.hasPrefix(prefix) {
             let rest = name.dropFirst(prefix.count)
             guard Self.creationSuffixes.contains(where: { rest.hasSuffix(".creating" + $0) }),
-                  let pid = rest.split(separator: ".").first.flatMap({ pid_t($0) }), pid > 0,
-                  kill(pid, 0) != 0, errno == ESRCH else { continue }
+                  let creator = rest.split(separator: ".").first?.split(separator: "-", maxSplits: 1),
+                  let pid = pid_t(creator[0]), pid > 0, kill(pid, 0) != 0, errno == ESRCH else { continue }
             let file = folder.appendingPathComponent(name).path
-            guard let modified = (try? FileManager.default.attributesOfItem(atPath: file))?[.modificationDate] as? Date,
-                  modified.timeIntervalSinceNow < -60 else { continue }
+            if creator.count < 2 || creator[1] != Self.processNamespace {
+                guard let modified = (try? FileManager.default.attributesOfItem(atPath: file))?[.modificationDate] as? Date,
+                      modified.timeIntervalSinceNow < -60 else { continue }
+            }
             unlink(file)
         }
     }

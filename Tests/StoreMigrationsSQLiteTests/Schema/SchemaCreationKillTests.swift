@@ -27,6 +27,8 @@ import TestSupport
         let exit = try runner.run(["created", directory.path], logs: logs)
         #expect(exit.succeeded, "\(exit)")
         #expect(exit.stepOutcomes == ["library:squash@2.0": "applied"])
+        // The killed process's file aside, of this PID namespace, was removed by the creation.
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.contains(".creating") } == [])
         #expect(try RawSQLite.strings(userSchema, at: database) == ["calls", "note", "note_on_guid", "tag"])
         #expect(try RawSQLite.strings("SELECT count(*) FROM calls", at: database) == ["1"])
         #expect(try RawSQLite.strings("SELECT title FROM note", at: database) == ["Welcome"])

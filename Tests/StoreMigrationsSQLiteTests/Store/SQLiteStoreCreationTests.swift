@@ -70,19 +70,29 @@ import TestSupport
         let url = scratch.file("library.sqlite")
         let dead = try Self.deadProcessID()
         let live = getpid()
-        let stale = [".library.sqlite.\(dead).\(UUID().uuidString).creating", ".library.sqlite.\(dead).\(UUID().uuidString).creating-journal"]
-        // Kept: a live process's, one too recent to be sure of (another PID namespace may be
-        // writing it), and files that only look alike.
+        var status = stat()
+        try #require(stat("/proc/self/ns/pid", &status) == 0, "Linux names this process's PID namespace")
+        let namespace = String(status.st_ino)
+        // A minute old, or of this PID namespace, however recent.
+        let stale = [
+            ".library.sqlite.\(dead).\(UUID().uuidString).creating", ".library.sqlite.\(dead).\(UUID().uuidString).creating-journal",
+            ".library.sqlite.\(dead)-\(namespace).\(UUID().uuidString).creating",
+        ]
+        // Kept: a live process's, ones too recent to be sure of (of another PID namespace, or of a
+        // release that did not name it), and files that only look alike.
         let kept = [
             ".library.sqlite.\(live).\(UUID().uuidString).creating",
             ".library.sqlite.\(dead).\(UUID().uuidString).creating-wal",
             ".other.sqlite.\(dead).\(UUID().uuidString).creating",
             ".library.sqlite.\(dead).notes",
+            ".library.sqlite.\(live)-\(namespace).\(UUID().uuidString).creating",
+            ".library.sqlite.\(dead)-1\(namespace).\(UUID().uuidString).creating",
         ]
+        let recent: Set = [kept[1], stale[2], kept[5]]
         let anHourAgo = Date(timeIntervalSinceNow: -3_600)
         for name in stale + kept {
             try Data("partial".utf8).write(to: scratch.file(name))
-            if name != kept[1] {
+            if !recent.contains(name) {
                 try FileManager.default.setAttributes([.modificationDate: anHourAgo], ofItemAtPath: scratch.file(name).path)
             }
         }
@@ -121,10 +131,11 @@ import TestSupport
     /// A release whose history, 1.0 by SQL and 2.0 a declared schema, creates new databases from
     /// that schema, seeding a welcome note with `seed` run first.
     static func creatingRelease(
-        at url: URL, journalMode: SQLiteStore.JournalMode = .wal, _ seed: @escaping @Sendable (Database) throws -> Void = { _ in }
+        at url: URL, journalMode: SQLiteStore.JournalMode = .wal, configure: (@Sendable (Database) throws -> Void)? = nil,
+        seed: @escaping @Sendable (Database) throws -> Void = { _ in }
     ) throws -> MigrationCoordinator {
         let coordinator = MigrationCoordinator(appVersion: "2.0")
-        let library = try coordinator.manager("library", store: SQLiteStore(url: url, journalMode: journalMode))
+        let library = try coordinator.manager("library", store: SQLiteStore(url: url, journalMode: journalMode, configure: configure))
         library.register("1.0", sql: "CREATE TABLE note(id INTEGER PRIMARY KEY)")
         library.register("2.0", schema: [.table("note", primaryKey: ["id"], columns: [.column("id", .integer), .column("title", .text)])])
         library.createNewDatabasesFromSchema(historyData: .seed { db in
@@ -142,21 +153,42 @@ import TestSupport
         let url = scratch.file("library.sqlite")
         let folder = scratch.url.path
         let during = Locked<[String]>([])
-        let coordinator = try Self.creatingRelease(at: url, journalMode: journalMode) { _ in
+        let coordinator = try Self.creatingRelease(at: url, journalMode: journalMode, seed: { _ in
             during.value = try FileManager.default.contentsOfDirectory(atPath: folder)
-        }
+        })
 
         let report = try coordinator.run()
 
         #expect(report.succeeded)
         #expect(report.managers[0].createdStore)
         #expect(during.value.count == 1, "\(during.value)")
-        #expect(during.value.allSatisfy { $0.hasPrefix(".library.sqlite.\(getpid()).") && $0.hasSuffix(".creating") })
+        #expect(during.value.allSatisfy { $0.hasPrefix(".library.sqlite.\(getpid())-") && $0.hasSuffix(".creating") })
         #expect(try scratch.names().filter { !$0.hasPrefix("library.sqlite-") } == ["library.sqlite"])
         #expect(try RawSQLite.journalModeBytes(of: url.path) == (journalMode == .wal ? [2, 2] : [1, 1]))
         #expect(try RawSQLite.strings("PRAGMA integrity_check", at: url.path) == ["ok"])
         #expect(try RawSQLite.strings("SELECT title FROM note", at: url.path) == ["Welcome"])
         #expect(try RawSQLite.recordedVersions(at: url.path) == ["1.0", "2.0"])
+    }
+
+    /// The database built aside is given the store's `configure` (a function the seed calls), and
+    /// its errors name the store's path, not the file aside.
+    @Test func aDatabaseBuiltAsideIsConfiguredAndNamedAsTheStores() throws {
+        let url = scratch.file("library.sqlite")
+        let configure: @Sendable (Database) throws -> Void = { db in
+            try db.createFunction("greeting", argumentCount: 0) { _ in .text("Hello") }
+        }
+        let greeted = try Self.creatingRelease(at: url, configure: configure, seed: { db in
+            try db.execute("INSERT INTO note(title) VALUES (greeting())")
+        })
+        #expect(try greeted.run().succeeded)
+        #expect(try RawSQLite.strings("SELECT title FROM note ORDER BY id", at: url.path) == ["Hello", "Welcome"])
+
+        let other = scratch.file("other.sqlite")
+        let failing = try Self.creatingRelease(at: other, seed: { db in try db.execute("INSERT INTO missing VALUES (1)") })
+        let report = try runReport(of: failing)
+        let error = try #require(report.steps.first?.error as? SQLiteError)
+        #expect(error.path == other.path)
+        #expect(error.message == "no such table: missing")
     }
 
     /// Two processes creating one database together: the one that links its database first wins,
@@ -173,9 +205,9 @@ import TestSupport
             winner.value = nil
             guard try other.run().succeeded else { throw TestFailure(message: "the other process's creation failed") }
         }
-        winner.value = try Self.creatingRelease(at: url, seed)
+        winner.value = try Self.creatingRelease(at: url, seed: seed)
 
-        let report = try Self.creatingRelease(at: url, seed).run()
+        let report = try Self.creatingRelease(at: url, seed: seed).run()
 
         #expect(report.steps.map(\.outcome) == [.alreadyApplied(level: "2.0")])
         #expect(seeds.value == 2)
