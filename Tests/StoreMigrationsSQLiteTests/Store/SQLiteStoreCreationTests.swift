@@ -216,6 +216,26 @@ import TestSupport
         #expect(try scratch.names().filter { $0.contains(".creating") } == [])
     }
 
+    /// Eight threads, each with a coordinator and store of its own, create one database together:
+    /// every run succeeds, one creation is applied and the others find it applied (or nothing to
+    /// do), and the database holds the seed's row once.
+    @Test func creationsOfOneDatabaseTogetherApplyItOnce() throws {
+        let url = scratch.file("library.sqlite")
+        let outcomes = EventLog()
+        DispatchQueue.concurrentPerform(iterations: 8) { _ in
+            do {
+                outcomes.append(try Self.creatingRelease(at: url).run().steps.map { "\($0.outcome)" }.joined())
+            } catch {
+                outcomes.append("\(error)")
+            }
+        }
+        #expect(outcomes.all.filter { $0 == "applied" }.count == 1, "\(outcomes.all)")
+        #expect(outcomes.all.allSatisfy { $0 == "applied" || $0.hasPrefix("alreadyApplied") || $0.isEmpty }, "\(outcomes.all)")
+        #expect(try RawSQLite.strings("SELECT title FROM note", at: url.path) == ["Welcome"])
+        #expect(try RawSQLite.recordedVersions(at: url.path) == ["1.0", "2.0"])
+        #expect(try scratch.names().filter { $0.contains(".creating") } == [])
+    }
+
     /// The ID of a process that has exited and been waited for.
     static func deadProcessID() throws -> pid_t {
         let process = Process()
