@@ -8,12 +8,9 @@ import TestSupport
 /// records every replaced migration, then what depends on the range.
 @Suite struct SquashKillTests {
     @Test func aKillDuringASquashedFreshInstallLeavesNothingAndTheNextLaunchFinishesIt() throws {
-        let folder = try TemporaryFolder()
+        let folders = try ScenarioFolders()
         let runner = try CrashRunnerExecutable()
-        let directory = folder.file("store")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        let logs = folder.file("logs")
-        try FileManager.default.createDirectory(at: logs, withIntermediateDirectories: true)
+        let (folder, directory, logs) = (folders.folder, folders.store, folders.logs)
         let database = directory.appendingPathComponent("squashed.sqlite").path
         let preferences = directory.appendingPathComponent("squashed.json")
 

@@ -69,6 +69,21 @@ package struct CrashRunnerExecutable {
     }
 }
 
+/// A temporary folder for a ``CrashRunnerExecutable`` scenario: `store` holds the stores the
+/// processes share, `logs` their output.
+package struct ScenarioFolders {
+    package let folder: TemporaryFolder
+    package let store: URL
+    package let logs: URL
+
+    package init() throws {
+        folder = try TemporaryFolder()
+        store = folder.file("store")
+        logs = folder.file("logs")
+        for made in [store, logs] { try FileManager.default.createDirectory(at: made, withIntermediateDirectories: true) }
+    }
+}
+
 /// How an older app's process ended in a rolling deploy; see ``ChildProcess/Exit/rollingDeployOutcome(appVersion:)``.
 package enum RollingDeployOutcome: Hashable {
     case succeeded, refusedUnderTheLock, refusedAtPlanning

@@ -9,12 +9,9 @@ import TestSupport
 /// history.
 @Suite struct SchemaCreationKillTests {
     @Test func aKillDuringTheCreationLeavesNothingAndTheNextLaunchCreatesItOnce() throws {
-        let folder = try TemporaryFolder()
+        let folders = try ScenarioFolders()
         let runner = try CrashRunnerExecutable()
-        let directory = folder.file("store")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        let logs = folder.file("logs")
-        try FileManager.default.createDirectory(at: logs, withIntermediateDirectories: true)
+        let (folder, directory, logs) = (folders.folder, folders.store, folders.logs)
         let database = directory.appendingPathComponent("created.sqlite").path
 
         let killed = try runner.killWhileHolding(["created", directory.path], holding: folder.file("holding"), logs: logs)

@@ -8,15 +8,12 @@ import TestSupport
 /// aside, the first to link it into place wins, and the others' creations find it applied.
 @Suite struct SchemaCreationRaceTests {
     @Test func processesCreatingOneDatabaseTogetherApplyTheCreationOnce() throws {
-        let folder = try TemporaryFolder()
+        let folders = try ScenarioFolders()
         let runner = try CrashRunnerExecutable()
-        let directory = folder.file("store")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        let logs = folder.file("logs")
-        try FileManager.default.createDirectory(at: logs, withIntermediateDirectories: true)
+        let directory = folders.store
         let database = directory.appendingPathComponent("created.sqlite").path
 
-        let children = try (0..<4).map { _ in try runner.start(["created", directory.path], logs: logs) }
+        let children = try (0..<4).map { _ in try runner.start(["created", directory.path], logs: folders.logs) }
         let exits = children.map { $0.wait(timeout: eventWaitBound) }
 
         #expect(exits.allSatisfy { $0?.succeeded == true }, "\(exits)")
@@ -29,6 +26,6 @@ import TestSupport
         #expect(try RawSQLite.strings(
             "SELECT version FROM store_migrations_history WHERE manager = 'library' ORDER BY id", at: database)
             == ["1.0", "1.1", "2.0"])
-        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.contains(".creating") } == [])
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folders.store.path).filter { $0.contains(".creating") } == [])
     }
 }
