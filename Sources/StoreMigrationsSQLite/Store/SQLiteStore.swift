@@ -519,11 +519,7 @@ public final class SQLiteStore: MigrationStore, @unchecked Sendable {
     /// what to do.
     private func createDatabaseIfMissing() throws {
         if FileManager.default.fileExists(atPath: path) { return try refuseEmptyFile() }
-        let aside = newAsidePath()
-        defer {
-            for suffix in Self.creationSuffixes { unlink(aside + suffix) }
-        }
-        do {
+        _ = try linkIntoPlace(builtAside: { aside in
             // Switching to WAL writes the first page; keeping the rollback journal writes nothing
             // by itself, so setting the header's user version does. The file is this process's
             // alone until linked, so that write needs no journal on disk: a rollback journal costs
@@ -533,8 +529,7 @@ public final class SQLiteStore: MigrationStore, @unchecked Sendable {
             let db = try Database(path: aside, busyTimeout: busyTimeout, mode: .migrating(switchingToWAL: false))
             try db.execute("PRAGMA journal_mode = MEMORY")
             try db.execute(journalMode == .wal ? "PRAGMA journal_mode = WAL" : "PRAGMA user_version = 0")
-        }
-        _ = try linkIntoPlace(aside)
+        })
     }
 
     /// Runs the step of `request`, which creates the database, on a new database built whole
@@ -548,11 +543,10 @@ public final class SQLiteStore: MigrationStore, @unchecked Sendable {
     /// Why: the step's transaction on the store's path in WAL mode writes each page twice, to
     /// the WAL and then, when the connection closes, into the database. Aside, the file is this
     /// process's alone until linked, so the transaction keeps its journal in memory (unless the
-    /// store's `configure` sets another mode), as
-    /// ``createDatabaseIfMissing()`` does, and each page is written once: committed and synced,
-    /// then switched to the store's journal mode and closed before the link, which is the step's
-    /// commit, synced with the folder. A kill before it leaves no database, as a rollback leaves
-    /// none of the step.
+    /// store's `configure` sets another mode), as ``createDatabaseIfMissing()`` does, and each
+    /// page is written once: committed and synced, then switched to the store's journal mode and
+    /// closed before the link, which is the step's commit, synced with the folder. A kill before
+    /// it leaves no database, as a rollback leaves none of the step.
     private func createdWhole<T>(
         _ request: TransactionRequest, _ body: (inout [String: MigrationRecord], inout Database) throws -> T
     ) throws -> T? {
@@ -561,12 +555,8 @@ public final class SQLiteStore: MigrationStore, @unchecked Sendable {
         defer { lock.unlock() }
         guard connection == nil, !exists else { return nil }
         try FileStoreError.createFolder(url.deletingLastPathComponent(), store: description)
-        let aside = newAsidePath()
-        defer {
-            for suffix in Self.creationSuffixes { unlink(aside + suffix) }
-        }
-        let result: T
-        do {
+        var result: T?
+        let linked = try linkIntoPlace(builtAside: { aside in
             let db = try Database(path: aside, busyTimeout: busyTimeout, mode: .migrating(switchingToWAL: false), linkedPath: path)
             try db.execute("PRAGMA journal_mode = MEMORY")
             try configure?(db)
@@ -581,11 +571,30 @@ public final class SQLiteStore: MigrationStore, @unchecked Sendable {
             }
             result = try step(request, in: db, body)
             if journalMode == .wal { try db.execute("PRAGMA journal_mode = WAL") }
-        }
-        guard try linkIntoPlace(aside) else { return nil }
+        })
+        guard linked else { return nil }
         // The link is the step's commit: it must outlast a power loss as a commit does.
         try FileStoreError.synchronizeFolder(url.deletingLastPathComponent().path, of: path, store: description)
         return result
+    }
+
+    /// Writes a new database with `build`, given a path aside that only this process writes, and
+    /// links it into place: `false` when a database another process created meanwhile is there
+    /// (`link`, unlike `rename`, never replaces it). `build` closes its connection before it
+    /// returns; the files aside are removed whether or not it throws.
+    private func linkIntoPlace(builtAside build: (_ aside: String) throws -> Void) throws -> Bool {
+        let aside = newAsidePath()
+        defer {
+            for suffix in Self.creationSuffixes { unlink(aside + suffix) }
+        }
+        try build(aside)
+        if link(aside, path) == 0 { return true }
+        guard errno == EEXIST else {
+            throw SQLiteError(
+                extendedCode: SQLITE_CANTOPEN, message: "cannot create the database: \(String(cString: strerror(errno)))",
+                sql: nil, path: path)
+        }
+        return false
     }
 
     /// A path for this process to write a new database at, beside the store's, whose name
@@ -605,19 +614,6 @@ public final class SQLiteStore: MigrationStore, @unchecked Sendable {
         var status = stat()
         return stat("/proc/self/ns/pid", &status) == 0 ? String(status.st_ino) : "host"
     }()
-
-    /// Links the database written at `aside` into place, or returns `false` when there is one
-    /// there already: `link`, unlike `rename`, never replaces, so a database another process
-    /// created meanwhile wins.
-    private func linkIntoPlace(_ aside: String) throws -> Bool {
-        if link(aside, path) == 0 { return true }
-        guard errno == EEXIST else {
-            throw SQLiteError(
-                extendedCode: SQLITE_CANTOPEN, message: "cannot create the database: \(String(cString: strerror(errno)))",
-                sql: nil, path: path)
-        }
-        return false
-    }
 
     /// How the database's files being created aside begin: `.<name>.`, then the creator's process
     /// ID and PID namespace (`<pid>-<namespace>`), a UUID and `.creating`, then one of
